@@ -1,0 +1,414 @@
+//! The parser facade: [`parse`] turns source text into an [`ast::File`] and a list of errors.
+//!
+//! Parsing never fails. The generated LALRPOP parser (private, in `grammar.lalrpop`) recovers at
+//! declarations and list elements, and the lexer closes brackets left open at the end of input,
+//! so a file with one typo still yields a tree for everything else and one diagnostic.
+
+use lalrpop_util::{ErrorRecovery, ParseError as LalrpopError, lalrpop_mod};
+
+use crate::ast::{self, *};
+use crate::lexer::{LexError, Lexer, Tok};
+
+lalrpop_mod!(
+    #[allow(
+        clippy::all,
+        clippy::pedantic,
+        unused_parens,
+        unused_imports,
+        dead_code
+    )]
+    grammar,
+    "/grammar.rs"
+);
+
+/// A syntax error: where, and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub span: Span,
+    pub message: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses one CUE source file. The tree is always returned; `errors` is empty when the file is
+/// valid. Errors are in source order.
+pub fn parse(file: FileId, src: &str) -> (ast::File, Vec<ParseError>) {
+    let mut lexer = Lexer::new(file, src);
+    let mut ctx = Ctx {
+        file,
+        errors: Vec::new(),
+    };
+    let result = grammar::FileParser::new().parse(&mut ctx, (&mut lexer).map(Ok));
+    let decls = match result {
+        Ok(decls) => decls,
+        Err(e) => {
+            let err = ctx.convert(e);
+            ctx.errors.push(err);
+            Vec::new()
+        }
+    };
+    let mut errors: Vec<ParseError> = lexer
+        .errors
+        .into_iter()
+        .map(|e| ParseError {
+            span: e.span,
+            message: e.message,
+        })
+        .collect();
+    errors.append(&mut ctx.errors);
+    check_preamble(&decls, &mut errors);
+    errors.sort_by_key(|e| (e.span.start, e.span.end));
+    errors.dedup_by(|a, b| a.span.start == b.span.start && a.message == b.message);
+    let file = ast::File {
+        span: Span::new(file, 0, src.len()),
+        decls,
+        comments: lexer.comments,
+    };
+    (file, errors)
+}
+
+/// Parses bytes that may not be valid UTF-8: invalid sequences are reported (one error each, as
+/// `illegal UTF-8 encoding`) and replaced by U+FFFD before parsing; spans refer to the replaced
+/// text.
+pub fn parse_bytes(file: FileId, src: &[u8]) -> (ast::File, Vec<ParseError>) {
+    match std::str::from_utf8(src) {
+        Ok(s) => parse(file, s),
+        Err(_) => {
+            let text = String::from_utf8_lossy(src);
+            let mut bad = Vec::new();
+            let mut offset = 0;
+            for chunk in src.utf8_chunks() {
+                offset += chunk.valid().len();
+                if !chunk.invalid().is_empty() {
+                    bad.push(offset);
+                    offset += '\u{fffd}'.len_utf8();
+                }
+            }
+            let (f, mut errors) = parse(file, &text);
+            errors.extend(bad.into_iter().map(|at| ParseError {
+                span: Span::new(file, at, at + '\u{fffd}'.len_utf8()),
+                message: "illegal UTF-8 encoding".to_string(),
+            }));
+            errors.sort_by_key(|e| (e.span.start, e.span.end));
+            (f, errors)
+        }
+    }
+}
+
+/// Reports a package clause or import that is not in the preamble of the file.
+fn check_preamble(decls: &[Decl], errors: &mut Vec<ParseError>) {
+    // 0: only attributes so far; 1: after the package clause; 2: after imports; 3: in the body.
+    let mut stage = 0;
+    for d in decls {
+        match d {
+            Decl::Attribute(_) if stage == 0 => {}
+            Decl::Package(p) => {
+                if stage > 0 {
+                    errors.push(ParseError {
+                        span: p.span,
+                        message: "unexpected package clause: it must be the first declaration"
+                            .to_string(),
+                    });
+                }
+                stage = stage.max(1);
+            }
+            Decl::Import(i) => {
+                if stage > 2 {
+                    errors.push(ParseError {
+                        span: i.span,
+                        message: "imports must come before other declarations".to_string(),
+                    });
+                }
+                stage = stage.max(2);
+            }
+            _ => stage = 3,
+        }
+    }
+}
+
+/// State shared with the grammar's actions: the file id for spans, and the errors found while
+/// building the tree.
+pub struct Ctx {
+    file: FileId,
+    errors: Vec<ParseError>,
+}
+
+type Recovery<'s> = ErrorRecovery<usize, Tok<'s>, LexError>;
+
+impl Ctx {
+    pub(crate) fn span(&self, l: usize, r: usize) -> Span {
+        Span::new(self.file, l, r)
+    }
+
+    fn error(&mut self, span: Span, message: impl Into<String>) {
+        self.errors.push(ParseError {
+            span,
+            message: message.into(),
+        });
+    }
+
+    pub(crate) fn ident(&mut self, l: usize, r: usize, name: &str) -> Ident {
+        Ident {
+            span: self.span(l, r),
+            name: name.into(),
+        }
+    }
+
+    pub(crate) fn lit(&mut self, l: usize, r: usize, kind: LitKind, raw: &str) -> Expr {
+        Expr::Lit(BasicLit {
+            span: self.span(l, r),
+            kind,
+            raw: raw.into(),
+        })
+    }
+
+    pub(crate) fn string(&mut self, l: usize, r: usize, raw: &str) -> Expr {
+        let kind = if raw.trim_start_matches('#').starts_with('\'') {
+            LitKind::Bytes
+        } else {
+            LitKind::String
+        };
+        self.lit(l, r, kind, raw)
+    }
+
+    pub(crate) fn binary(&mut self, l: usize, r: usize, op: BinaryOp, a: Expr, b: Expr) -> Expr {
+        Expr::Binary {
+            span: self.span(l, r),
+            op,
+            lhs: Box::new(a),
+            rhs: Box::new(b),
+        }
+    }
+
+    pub(crate) fn interpolation(
+        &mut self,
+        l: usize,
+        r: usize,
+        first: (usize, &str, usize),
+        e: Expr,
+        rest: Vec<((usize, &str, usize), Expr)>,
+        last: (usize, &str, usize),
+    ) -> Interpolation {
+        let kind = if first.1.trim_start_matches('#').starts_with('\'') {
+            LitKind::Bytes
+        } else {
+            LitKind::String
+        };
+        let frag = |(fl, s, fr): (usize, &str, usize)| BasicLit {
+            span: Span::new(self.file, fl, fr),
+            kind,
+            raw: s.into(),
+        };
+        let mut fragments = vec![frag(first)];
+        let mut exprs = vec![e];
+        for (f, e) in rest {
+            fragments.push(frag(f));
+            exprs.push(e);
+        }
+        fragments.push(frag(last));
+        Interpolation {
+            span: self.span(l, r),
+            fragments,
+            exprs,
+        }
+    }
+
+    /// Turns the expression parsed left of a `:` into a label, or reports why it is not one.
+    pub(crate) fn label(
+        &mut self,
+        e: Expr,
+        marker: Constraint,
+    ) -> (Option<Ident>, Label, Constraint) {
+        let span = e.span();
+        let (alias, e) = match e {
+            Expr::Alias { ident, expr, .. } => (Some(ident), *expr),
+            e => (None, e),
+        };
+        let (constraint, e) = match e {
+            Expr::Optional { expr, .. } => {
+                if marker == Constraint::Required {
+                    self.error(span, "a field cannot be both optional and required");
+                }
+                (Constraint::Optional, *expr)
+            }
+            e => (marker, e),
+        };
+        let label = match e {
+            Expr::Ident(i) => Label::Ident(i),
+            Expr::Lit(lit) => match lit.kind {
+                LitKind::Null | LitKind::True | LitKind::False => Label::Ident(Ident {
+                    span: lit.span,
+                    name: lit.raw,
+                }),
+                LitKind::String if !lit.raw.trim_start_matches('#').starts_with("\"\"\"") => {
+                    Label::String(Box::new(Expr::Lit(lit)))
+                }
+                _ => {
+                    self.error(lit.span, format!("invalid label {}", lit.raw));
+                    Label::Ident(Ident {
+                        span: lit.span,
+                        name: "_".into(),
+                    })
+                }
+            },
+            e @ Expr::Interpolation(_) => Label::String(Box::new(e)),
+            Expr::Paren { span, expr } => Label::Paren { span, expr },
+            Expr::List(list) => {
+                let lspan = list.span;
+                let mut elems = list.elems;
+                match (elems.pop(), elems.is_empty()) {
+                    (Some(ListElem::Expr(x)), true) => Label::Pattern {
+                        span: lspan,
+                        expr: Box::new(x),
+                    },
+                    (Some(ListElem::Comprehension(c)), true) => {
+                        self.error(c.span, "comprehension values not allowed in this position");
+                        Label::Pattern {
+                            span: lspan,
+                            expr: Box::new(Expr::Bad(c.span)),
+                        }
+                    }
+                    _ => {
+                        self.error(lspan, "a pattern constraint takes exactly one expression");
+                        Label::Pattern {
+                            span: lspan,
+                            expr: Box::new(Expr::Bad(lspan)),
+                        }
+                    }
+                }
+            }
+            other => {
+                let s = other.span();
+                self.error(
+                    s,
+                    "invalid label: expected identifier, string, (expr) or [pattern]",
+                );
+                Label::Paren {
+                    span: s,
+                    expr: Box::new(other),
+                }
+            }
+        };
+        (alias, label, constraint)
+    }
+
+    /// Records a recovered syntax error and returns the span of the skipped text.
+    pub(crate) fn recover(&mut self, e: Recovery<'_>, l: usize, r: usize) -> Span {
+        let err = self.convert(e.error);
+        let start = err.span.start as usize;
+        self.errors.push(err);
+        let end = e.dropped_tokens.last().map_or(r, |t| t.2).max(r);
+        self.span(l.min(start), end.max(start))
+    }
+
+    fn convert(&self, e: LalrpopError<usize, Tok<'_>, LexError>) -> ParseError {
+        match e {
+            LalrpopError::InvalidToken { location } => ParseError {
+                span: self.span(location, location),
+                message: "illegal token".to_string(),
+            },
+            LalrpopError::UnrecognizedEof { location, expected } => ParseError {
+                span: self.span(location, location),
+                message: format!("{}, found 'EOF'", expectation(&expected)),
+            },
+            LalrpopError::UnrecognizedToken {
+                token: (l, tok, r),
+                expected,
+            } => ParseError {
+                span: self.span(l, r),
+                message: format!("{}, found {}", expectation(&expected), tok.describe()),
+            },
+            LalrpopError::ExtraToken { token: (l, tok, r) } => ParseError {
+                span: self.span(l, r),
+                message: format!("unexpected {}", tok.describe()),
+            },
+            LalrpopError::User { error } => ParseError {
+                span: error.span,
+                message: error.message,
+            },
+        }
+    }
+}
+
+/// Describes what the parser expected, in the terse style of the Go implementation: a short
+/// list of tokens, or `expected operand` / `expected declaration` when the list is long.
+fn expectation(expected: &[String]) -> String {
+    let names: Vec<String> = expected.iter().map(|s| display_terminal(s)).collect();
+    let has = |t: &str| expected.iter().any(|e| e == t);
+    if names.len() <= 3 {
+        return format!("expected {}", join_or(&names));
+    }
+    if has("\"...\"") && has("\"}\"") {
+        return "expected declaration or '}'".to_string();
+    }
+    if has("\"]\"") && has("\"...\"") {
+        return "expected list element or ']'".to_string();
+    }
+    if has("\",\"") && has("\"}\"") {
+        return "expected ',' or '}'".to_string();
+    }
+    if has("\",\"") && has("\"]\"") {
+        return "expected ',' or ']'".to_string();
+    }
+    if has("\",\"") && has("\")\"") {
+        return "expected ',' or ')'".to_string();
+    }
+    if has("IdentTok") && has("\"(\"") {
+        return "expected operand".to_string();
+    }
+    format!("expected one of {}", names.join(", "))
+}
+
+fn display_terminal(t: &str) -> String {
+    match t {
+        "IdentTok" => "identifier".to_string(),
+        "Int" | "Float" => "number".to_string(),
+        "Str" => "string".to_string(),
+        "Attr" => "attribute".to_string(),
+        "InterpStart" | "InterpMid" | "InterpEnd" => "interpolation".to_string(),
+        s if s.starts_with('"') && s.ends_with('"') && s.len() >= 2 => {
+            format!("'{}'", &s[1..s.len() - 1])
+        }
+        s => s.to_string(),
+    }
+}
+
+fn join_or(items: &[String]) -> String {
+    match items {
+        [] => "nothing".to_string(),
+        [a] => a.clone(),
+        [init @ .., last] => format!("{} or {}", init.join(", "), last),
+    }
+}
+
+/// Checks the parser's invariants on arbitrary input, for fuzzing: no panic, and when the input
+/// parses cleanly, formatting it gives text that parses to the same tree and formats to itself.
+pub fn check_parser(src: &str) {
+    crate::lexer::check_lexer(src);
+    let (file, errors) = parse(FileId(0), src);
+    for e in &errors {
+        assert!(e.span.start <= e.span.end && e.span.end as usize <= src.len().max(1));
+    }
+    if !errors.is_empty() {
+        return;
+    }
+    let formatted = crate::format::format_file(&file, src);
+    let (again, errors2) = parse(FileId(0), &formatted);
+    assert!(
+        errors2.is_empty(),
+        "formatted output does not parse: {errors2:?}\n--- input\n{src}\n--- output\n{formatted}"
+    );
+    assert_eq!(
+        crate::dump::dump_file(&file),
+        crate::dump::dump_file(&again),
+        "round trip changed the tree\n--- input\n{src}\n--- output\n{formatted}"
+    );
+    let twice = crate::format::format_file(&again, &formatted);
+    assert_eq!(formatted, twice, "formatting is not idempotent");
+}

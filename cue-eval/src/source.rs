@@ -1,0 +1,89 @@
+//! The file table: source texts by [`FileId`], with line/column lookup for diagnostics.
+//!
+//! Spans in the syntax tree are byte ranges plus a file id; this is where they become
+//! `file:line:col`. Columns are 1-based byte columns, as the Go implementation prints them.
+
+use crate::ast::{FileId, Span};
+
+/// One source file: its display name, text and the byte offset of each line start.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
+        (line, offset - self.line_starts[line - 1] + 1)
+    }
+}
+
+/// All files of a session, addressed by [`FileId`].
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn new() -> SourceMap {
+        SourceMap::default()
+    }
+
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        self.files.push(SourceFile::new(name, text));
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    /// `name:line:col` of the start of a span.
+    pub fn position(&self, span: Span) -> String {
+        match self.get(span.file) {
+            Some(f) => {
+                let (l, c) = f.line_col(span.start as usize);
+                format!("{}:{l}:{c}", f.name)
+            }
+            None => format!("<unknown>:{}", span.start),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column() {
+        let f = SourceFile::new("a.cue", "ab\ncd\n\nx");
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(1), (1, 2));
+        assert_eq!(f.line_col(3), (2, 1));
+        assert_eq!(f.line_col(6), (3, 1));
+        assert_eq!(f.line_col(7), (4, 1));
+        assert_eq!(f.line_col(8), (4, 2));
+    }
+
+    #[test]
+    fn positions() {
+        let mut m = SourceMap::new();
+        let id = m.add("x.cue", "a: 1\nb: }");
+        assert_eq!(m.position(Span::new(id, 8, 9)), "x.cue:2:4");
+    }
+}
