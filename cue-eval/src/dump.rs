@@ -55,6 +55,10 @@ impl Dumper {
     }
 
     fn decl(&mut self, decl: &Decl) {
+        crate::stack::guard(|| self.decl_inner(decl));
+    }
+
+    fn decl_inner(&mut self, decl: &Decl) {
         match decl {
             Decl::Package(p) => self.line(&format!("package {}", p.name.name)),
             Decl::Import(i) => {
@@ -186,6 +190,10 @@ impl Dumper {
     }
 
     fn expr(&mut self, e: &Expr) {
+        crate::stack::guard(|| self.expr_inner(e));
+    }
+
+    fn expr_inner(&mut self, e: &Expr) {
         match e {
             Expr::Ident(i) => self.line(&format!("ident {}", i.name)),
             Expr::Lit(l) => self.line(&format!("lit {}", normal_literal(l))),

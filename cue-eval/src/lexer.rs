@@ -30,7 +30,7 @@ use crate::ast::{Comment, FileId, Span};
 /// Maximum nesting of brackets, braces, parentheses and interpolations.
 pub const MAX_DEPTH: usize = 1000;
 /// Maximum number of operators (binary, unary, selectors, colons) in one element at one depth.
-pub const MAX_CHAIN: usize = 4000;
+pub const MAX_CHAIN: usize = 1000;
 
 /// The context-free token classes recognised by `logos`.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
@@ -869,6 +869,11 @@ impl<'s> Lexer<'s> {
     fn skip_element(&mut self) {
         let mut depth = 0usize;
         while let Some(tok) = self.next_raw() {
+            // Skipped tokens still decide whether a newline inserts a comma.
+            self.last = match tok.1 {
+                Tok::Comma(_) => None,
+                t => Some(t),
+            };
             match tok.1 {
                 Tok::LParen | Tok::LBrack | Tok::LBrace | Tok::InterpStart(_) => depth += 1,
                 Tok::RParen | Tok::RBrack | Tok::RBrace | Tok::InterpEnd(_) | Tok::Comma(_)

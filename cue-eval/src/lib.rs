@@ -13,6 +13,7 @@ pub mod lexer;
 pub mod literal;
 mod parser;
 pub mod source;
+pub mod stack;
 
 pub use parser::{ParseError, check_parser, parse, parse_bytes};
 

@@ -81,18 +81,23 @@ pub fn parse_bytes(file: FileId, src: &[u8]) -> (ast::File, Vec<ParseError>) {
         Ok(s) => parse(file, s),
         Err(_) => {
             let text = String::from_utf8_lossy(src);
-            let mut bad = Vec::new();
             let mut offset = 0;
+            // One error per run of invalid bytes; each invalid sequence became one U+FFFD.
+            let mut bad: Vec<(usize, usize)> = Vec::new();
             for chunk in src.utf8_chunks() {
                 offset += chunk.valid().len();
                 if !chunk.invalid().is_empty() {
-                    bad.push(offset);
-                    offset += '\u{fffd}'.len_utf8();
+                    let end = offset + '\u{fffd}'.len_utf8();
+                    match bad.last_mut() {
+                        Some(last) if last.1 == offset => last.1 = end,
+                        _ => bad.push((offset, end)),
+                    }
+                    offset = end;
                 }
             }
             let (f, mut errors) = parse(file, &text);
-            errors.extend(bad.into_iter().map(|at| ParseError {
-                span: Span::new(file, at, at + '\u{fffd}'.len_utf8()),
+            errors.extend(bad.into_iter().map(|(start, end)| ParseError {
+                span: Span::new(file, start, end),
                 message: "illegal UTF-8 encoding".to_string(),
             }));
             errors.sort_by_key(|e| (e.span.start, e.span.end));

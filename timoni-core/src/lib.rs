@@ -1,5 +1,9 @@
 //! Timoni semantics over `cue-eval`: modules, instances, bundles, runtimes and projects, the apply
 //! engine and OCI distribution. The cluster and the registry are reached through small traits, and
-//! nothing here prints. Not implemented yet beyond re-exporting the CUE front end.
+//! nothing here prints: every operation returns data for a frontend to render.
+//!
+//! Today: [`fmt`], the engine of `timoni fmt`.
+
+pub mod fmt;
 
 pub use cue_eval;

@@ -1,0 +1,79 @@
+//! `timoni fmt [PATH...] [-d/--diff]`: formats CUE files as `cue fmt` does. `-` reads stdin and
+//! writes the formatted text to stdout. With `--diff`, prints unified diffs and fails if any file
+//! is not formatted, which makes it a CI check.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use timoni_core::fmt::{FileReport, Mode, Outcome, format_paths, format_text};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Files or directories to format; `-` for stdin. Defaults to the current directory.
+    paths: Vec<PathBuf>,
+    /// Print the differences instead of rewriting files, and fail if there are any.
+    #[arg(short, long)]
+    diff: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.paths.iter().any(|p| p.as_os_str() == "-") {
+        return stdin();
+    }
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths
+    };
+    let mode = if args.diff { Mode::Diff } else { Mode::Write };
+    let reports = format_paths(&paths, mode)?;
+    Ok(render(&reports))
+}
+
+fn stdin() -> anyhow::Result<ExitCode> {
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("reading stdin")?;
+    match format_text("-", &text) {
+        Ok(out) => {
+            std::io::stdout().write_all(out.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err((file, errors)) => {
+            report_parse_errors(&file, &errors);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn render(reports: &[FileReport]) -> ExitCode {
+    let mut failed = false;
+    for r in reports {
+        match &r.outcome {
+            Outcome::Unchanged | Outcome::Formatted => {}
+            Outcome::Differs(diff) => {
+                failed = true;
+                print!("{diff}");
+            }
+            Outcome::Invalid(file, errors) => {
+                failed = true;
+                report_parse_errors(file, errors);
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn report_parse_errors(file: &cue_eval::source::SourceFile, errors: &[cue_eval::ParseError]) {
+    for e in errors {
+        let d = cue_eval::diagnostic::Diagnostic::from_parse_error(file, e);
+        eprintln!("{:?}", miette::Report::new(d));
+    }
+}

@@ -1,0 +1,36 @@
+//! The `timoni` command line: clap structs, then one call into `timoni-core` per subcommand, then
+//! rendering. Errors are rendered with miette and exit non-zero with one clear message.
+
+mod fmt;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Timoni: a package manager for Kubernetes, powered by CUE.
+#[derive(Parser, Debug)]
+#[command(name = "timoni", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Format CUE files.
+    Fmt(fmt::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Fmt(args) => fmt::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("✗ {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
