@@ -23,6 +23,8 @@
 //!
 //! Comments are collected in [`Lexer::comments`] for the formatter. Errors never stop lexing.
 
+use std::collections::VecDeque;
+
 use logos::Logos;
 
 use crate::ast::{Comment, FileId, Span};
@@ -372,8 +374,8 @@ pub struct Lexer<'s> {
     chains: Vec<usize>,
     last: Option<Tok<'s>>,
     eof_reported: bool,
-    /// A token produced ahead of time, emitted before lexing on.
-    pending: Option<Spanned<'s>>,
+    /// Tokens produced ahead of time, emitted before lexing on.
+    pending: VecDeque<Spanned<'s>>,
     pub comments: Vec<Comment>,
     pub errors: Vec<LexError>,
 }
@@ -389,7 +391,7 @@ impl<'s> Lexer<'s> {
             chains: vec![0],
             last: None,
             eof_reported: false,
-            pending: None,
+            pending: VecDeque::new(),
             comments: Vec::new(),
             errors: Vec::new(),
         }
@@ -454,7 +456,7 @@ impl<'s> Lexer<'s> {
                     // `1...` is the integer 1 followed by `...` (postfix open), not `1.` and `..`.
                     if text.ends_with('.') && self.src[end..].starts_with("..") {
                         self.raw.bump(2);
-                        self.pending = Some((end - 1, Tok::Ellipsis, end + 2));
+                        self.pending.push_back((end - 1, Tok::Ellipsis, end + 2));
                         return Some((start, Tok::Int(&text[..text.len() - 1]), end - 1));
                     }
                     Tok::Float(text)
@@ -815,13 +817,48 @@ impl<'s> Lexer<'s> {
                     Tok::RBrace => b'{',
                     _ => b'"',
                 };
-                // A stray closer is left for the parser to report; only pop what it closes.
                 if self.brackets.last() == Some(&open) {
                     self.brackets.pop();
+                    if t == Tok::InterpEnd("") {
+                        // Synthesized to close an interpolation: its string is abandoned.
+                        self.frames.pop();
+                    }
                     if self.chains.len() > 1 {
                         self.chains.pop();
                     }
+                } else if let Some(at) = self.brackets.iter().rposition(|&b| b == open) {
+                    // Brackets opened inside this one were left open (`[1, 2}`): report the
+                    // innermost once, and close them all here so the parser does not cascade.
+                    let inner = self.brackets[self.brackets.len() - 1];
+                    self.error(
+                        start,
+                        end,
+                        format!(
+                            "expected {}, found {}",
+                            closer(inner).describe(),
+                            t.describe()
+                        ),
+                    );
+                    for &b in self.brackets[at + 1..].iter().rev() {
+                        self.pending.push_back((start, closer(b), start));
+                    }
+                    self.pending.push_back(*tok);
+                    return None;
+                } else if let Some(&top) = self.brackets.last() {
+                    // Nothing open matches: take it for a typo of the innermost closer.
+                    self.error(
+                        start,
+                        end,
+                        format!(
+                            "expected {}, found {}",
+                            closer(top).describe(),
+                            t.describe()
+                        ),
+                    );
+                    self.pending.push_back((start, closer(top), end));
+                    return None;
                 }
+                // A closer with nothing open is left for the parser to report.
             }
             Tok::Comma(_) => {
                 if let Some(c) = self.chains.last_mut() {
@@ -879,7 +916,7 @@ impl<'s> Lexer<'s> {
                 Tok::RParen | Tok::RBrack | Tok::RBrace | Tok::InterpEnd(_) | Tok::Comma(_)
                     if depth == 0 =>
                 {
-                    self.pending = Some(tok);
+                    self.pending.push_back(tok);
                     return;
                 }
                 Tok::RParen | Tok::RBrack | Tok::RBrace | Tok::InterpEnd(_) => depth -= 1,
@@ -906,15 +943,10 @@ impl<'s> Lexer<'s> {
             };
             self.error(n, n, msg);
         }
-        Some(match open {
-            b'(' => (n, Tok::RParen, n),
-            b'[' => (n, Tok::RBrack, n),
-            b'{' => (n, Tok::RBrace, n),
-            _ => {
-                self.frames.pop();
-                (n, Tok::InterpEnd(""), n)
-            }
-        })
+        if open == b'"' {
+            self.frames.pop();
+        }
+        Some((n, closer(open), n))
     }
 }
 
@@ -923,7 +955,7 @@ impl<'s> Iterator for Lexer<'s> {
 
     fn next(&mut self) -> Option<Spanned<'s>> {
         loop {
-            let tok = match self.pending.take() {
+            let tok = match self.pending.pop_front() {
                 Some(t) => t,
                 None => match self.next_raw() {
                     Some(t) => t,
@@ -946,6 +978,16 @@ impl<'s> Iterator for Lexer<'s> {
             };
             return Some(tok);
         }
+    }
+}
+
+/// The token that closes a bracket recorded in `Lexer::brackets`.
+fn closer(open: u8) -> Tok<'static> {
+    match open {
+        b'(' => Tok::RParen,
+        b'[' => Tok::RBrack,
+        b'{' => Tok::RBrace,
+        _ => Tok::InterpEnd(""),
     }
 }
 
@@ -1040,6 +1082,15 @@ mod tests {
                 Tok::Comma("\n") => "NL".to_string(),
                 t => t.text().to_string(),
             })
+            .collect()
+    }
+
+    fn toks_lossy(src: &str) -> Vec<String> {
+        tokenize(src)
+            .0
+            .iter()
+            .map(|(_, t, _)| t.text().to_string())
+            .map(|t| if t == "\n" { "NL".to_string() } else { t })
             .collect()
     }
 
@@ -1165,6 +1216,21 @@ mod tests {
         assert_eq!(toks("@if(a && (b || c))"), ["@if(a && (b || c))", "NL"]);
         assert_eq!(toks(r#"@go(x,type="a)b")"#), [r#"@go(x,type="a)b")"#, "NL"]);
         assert_eq!(errs("@foo"), ["invalid attribute: expected '('"]);
+    }
+
+    #[test]
+    fn mismatched_closers_are_repaired_once() {
+        assert_eq!(errs("a: [1, 2}\nb: 1"), ["expected ']', found '}'"]);
+        assert_eq!(
+            toks_lossy("a: {b: [1, (2}"),
+            [
+                "a", ":", "{", "b", ":", "[", "1", ",", "(", "2", ")", "]", "}", "NL"
+            ]
+        );
+        assert_eq!(
+            errs("a: ({[}"),
+            ["expected ']', found '}'", "expected ')', found 'EOF'"]
+        );
     }
 
     #[test]
