@@ -3,7 +3,8 @@
 //! Two trees are the same modulo layout exactly when their dumps are equal; the formatter's round
 //! trip law (`parse(format(ast)) == ast`) and the parser's snapshot tests are stated with it.
 //! Literals are dumped in a normal form that ignores spellings the formatter may change
-//! (`0755` and `0o755`, `.5` and `0.5`, the indentation of multi-line strings).
+//! (`0755` and `0o755`, `.5` and `0.5`, the indentation of multi-line strings), and directly
+//! nested parentheses, which the formatter collapses as gofmt does.
 
 use std::fmt::Write;
 
@@ -224,8 +225,13 @@ impl Dumper {
                 });
             }
             Expr::Paren { expr, .. } => {
+                // `cue fmt` prints `((x))` as `(x)`, so directly nested parentheses are one.
+                let mut inner = &**expr;
+                while let Expr::Paren { expr, .. } = inner {
+                    inner = expr;
+                }
                 self.line("paren");
-                self.nested(|d| d.expr(expr));
+                self.nested(|d| d.expr(inner));
             }
             Expr::Selector { expr, sel, .. } => {
                 self.line("selector");

@@ -436,7 +436,7 @@ impl<'s> Lexer<'s> {
                         span: Span::new(self.file, start, end),
                         text: text.into(),
                     });
-                    if self.last.is_some_and(|t| t.ends_line()) {
+                    if self.last.is_some_and(|t| t.ends_line()) && !self.continues_line(end) {
                         self.last = None;
                         return Some((start, Tok::Comma("\n"), start));
                     }
