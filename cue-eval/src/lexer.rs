@@ -407,10 +407,7 @@ impl<'s> Lexer<'s> {
     /// Lexes the next token, before comma insertion and limits.
     fn next_raw(&mut self) -> Option<Spanned<'s>> {
         loop {
-            let raw = match self.raw.next() {
-                None => return None,
-                Some(r) => r,
-            };
+            let raw = self.raw.next()?;
             let span = self.raw.span();
             let (start, end) = (span.start, span.end);
             let text = &self.src[start..end];

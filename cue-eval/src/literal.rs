@@ -65,10 +65,13 @@ pub fn decode(raw: &str) -> Result<Vec<u8>, LiteralError> {
     Ok(out)
 }
 
+/// The indentation of a multi-line literal, and its content lines with their offsets.
+type MultilineBody<'a> = (&'a str, Vec<(&'a str, usize)>);
+
 /// Splits a multi-line body into its content lines (without the first newline and the last
 /// line holding the closing quote) and checks that each non-empty line starts with the
 /// whitespace before the closing quote.
-fn multiline_lines(body: &str, base: usize) -> Result<(&str, Vec<(&str, usize)>), LiteralError> {
+fn multiline_lines(body: &str, base: usize) -> Result<MultilineBody<'_>, LiteralError> {
     let Some(first_nl) = body.find('\n') else {
         return Err(LiteralError {
             offset: base,

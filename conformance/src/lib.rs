@@ -1,0 +1,13 @@
+//! Runners for the shared conformance corpus: the CUE v0.17.1 language and standard-library cases
+//! and the Timoni modules, with the outputs of the official tools as the oracle.
+//!
+//! The corpus is data outside the repository ([`corpus::locate`]). This library reads it
+//! ([`txtar`], [`corpus`]), interprets the oracle's outputs ([`oracle`]), runs checks on this
+//! project's implementation ([`parse`]) and compares their figures with the committed floors
+//! ([`ratchet`]). It returns data only: the `conformance` binary and the integration tests print.
+
+pub mod corpus;
+pub mod oracle;
+pub mod parse;
+pub mod ratchet;
+pub mod txtar;
