@@ -67,8 +67,7 @@ impl miette::Diagnostic for Diagnostic {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
-            Some(self.location.clone()),
-            self.span,
+            None, self.span,
         ))))
     }
 }

@@ -370,6 +370,8 @@ pub struct Lexer<'s> {
     frames: Vec<Frame>,
     /// Open brackets and interpolations, as the byte that opened them (`"` for an interpolation).
     brackets: Vec<u8>,
+    /// Where each open bracket starts, parallel to `brackets`.
+    bracket_starts: Vec<usize>,
     /// Operator count of the current element, one entry per depth.
     chains: Vec<usize>,
     last: Option<Tok<'s>>,
@@ -388,6 +390,7 @@ impl<'s> Lexer<'s> {
             raw: RawTok::lexer(src),
             frames: Vec::new(),
             brackets: Vec::new(),
+            bracket_starts: Vec::new(),
             chains: vec![0],
             last: None,
             eof_reported: false,
@@ -805,6 +808,7 @@ impl<'s> Lexer<'s> {
                     Tok::LBrace => b'{',
                     _ => b'"',
                 });
+                self.bracket_starts.push(start);
                 self.chains.push(0);
             }
             Tok::RParen | Tok::RBrack | Tok::RBrace | Tok::InterpEnd(_) => {
@@ -814,8 +818,13 @@ impl<'s> Lexer<'s> {
                     Tok::RBrace => b'{',
                     _ => b'"',
                 };
+                let inner_start = self.bracket_starts.last().copied().unwrap_or(0);
+                // A wrong closer on the line that opened the innermost bracket is a typo for
+                // its closer (`[1, 2}`); on a later line, the brackets in between were left open.
+                let same_line = !self.src[inner_start..start].contains('\n');
                 if self.brackets.last() == Some(&open) {
                     self.brackets.pop();
+                    self.bracket_starts.pop();
                     if t == Tok::InterpEnd("") {
                         // Synthesized to close an interpolation: its string is abandoned.
                         self.frames.pop();
@@ -823,7 +832,12 @@ impl<'s> Lexer<'s> {
                     if self.chains.len() > 1 {
                         self.chains.pop();
                     }
-                } else if let Some(at) = self.brackets.iter().rposition(|&b| b == open) {
+                } else if let Some(at) = self
+                    .brackets
+                    .iter()
+                    .rposition(|&b| b == open)
+                    .filter(|_| !same_line)
+                {
                     // Brackets opened inside this one were left open (`[1, 2}`): report the
                     // innermost once, and close them all here so the parser does not cascade.
                     let inner = self.brackets[self.brackets.len() - 1];
@@ -930,6 +944,7 @@ impl<'s> Lexer<'s> {
             return Some((n, Tok::Comma("\n"), n));
         }
         let open = self.brackets.pop()?;
+        self.bracket_starts.pop();
         if !self.eof_reported {
             self.eof_reported = true;
             let msg = match open {
@@ -1217,15 +1232,19 @@ mod tests {
 
     #[test]
     fn mismatched_closers_are_repaired_once() {
+        // On the line that opened the innermost bracket: a typo for its closer.
         assert_eq!(errs("a: [1, 2}\nb: 1"), ["expected ']', found '}'"]);
+        assert_eq!(errs("a: {\n\tb: [1, 2}\n}\n"), ["expected ']', found '}'"]);
+        // On a later line: the brackets in between were left open, and are closed here.
         assert_eq!(
-            toks_lossy("a: {b: [1, (2}"),
+            toks_lossy("a: {b: [1, (2\n}"),
             [
-                "a", ":", "{", "b", ":", "[", "1", ",", "(", "2", ")", "]", "}", "NL"
+                "a", ":", "{", "b", ":", "[", "1", ",", "(", "2", "NL", ")", "]", "}", "NL"
             ]
         );
+        assert_eq!(errs("a: {b: [1, (2\n}"), ["expected ')', found '}'"]);
         assert_eq!(
-            errs("a: ({[}"),
+            errs("a: ({[\n}"),
             ["expected ']', found '}'", "expected ')', found 'EOF'"]
         );
     }

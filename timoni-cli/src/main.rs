@@ -22,6 +22,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Colours only on a terminal, so that piped output and snapshots are plain text.
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = miette::set_hook(Box::new(move |_| {
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .color(tty)
+                .unicode(tty)
+                .build(),
+        )
+    }));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Fmt(args) => fmt::run(args),
