@@ -197,6 +197,9 @@ pub enum Label {
     Paren { span: Span, expr: Box<Expr> },
     /// `[expr]`: a pattern constraint; `expr` may be an [`Expr::Alias`] (`[X=string]`).
     Pattern { span: Span, expr: Box<Expr> },
+    /// A bracketed label that is not one expression, such as `[for x in y {x}]`. It parses, as
+    /// in CUE, and is rejected when compiling. `list` is always an [`Expr::List`].
+    List { span: Span, list: Box<Expr> },
 }
 
 impl Label {
@@ -204,7 +207,9 @@ impl Label {
         match self {
             Label::Ident(i) => i.span,
             Label::String(e) => e.span(),
-            Label::Paren { span, .. } | Label::Pattern { span, .. } => *span,
+            Label::Paren { span, .. } | Label::Pattern { span, .. } | Label::List { span, .. } => {
+                *span
+            }
         }
     }
 }

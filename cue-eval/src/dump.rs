@@ -3,8 +3,11 @@
 //! Two trees are the same modulo layout exactly when their dumps are equal; the formatter's round
 //! trip law (`parse(format(ast)) == ast`) and the parser's snapshot tests are stated with it.
 //! Literals are dumped in a normal form that ignores spellings the formatter may change
-//! (`0755` and `0o755`, `.5` and `0.5`, the indentation of multi-line strings), and directly
-//! nested parentheses, which the formatter collapses as gofmt does.
+//! (`0755` and `0o755`, `.5` and `0.5`, the indentation of multi-line strings), and the tree
+//! changes that `cue fmt` itself makes: directly nested parentheses collapse (as in gofmt), a
+//! shorthand field may gain braces (`a: b: 1 @x()` becomes `a: {b: 1 @x()}`), `..._` becomes
+//! `...`, an import gains parentheses, and a string label may be re-quoted. Structs are therefore
+//! dumped alike with or without braces, imports alike grouped or not, and string labels by value.
 
 use std::fmt::Write;
 
@@ -63,7 +66,7 @@ impl Dumper {
         match decl {
             Decl::Package(p) => self.line(&format!("package {}", p.name.name)),
             Decl::Import(i) => {
-                self.line(if i.grouped { "import-group" } else { "import" });
+                self.line("import");
                 self.nested(|d| {
                     for s in &i.specs {
                         let name = s.name.as_ref().map_or("", |n| &n.name);
@@ -113,10 +116,16 @@ impl Dumper {
     fn label(&mut self, l: &Label) {
         match l {
             Label::Ident(i) => self.line(&format!("label {}", i.name)),
-            Label::String(e) => {
-                self.line("label-string");
-                self.nested(|d| d.expr(e));
-            }
+            Label::String(e) => match &**e {
+                Expr::Lit(l) => match crate::literal::decode(&l.raw) {
+                    Ok(v) => self.line(&format!("label-string {:?}", String::from_utf8_lossy(&v))),
+                    Err(_) => self.line(&format!("label-string {}", l.raw)),
+                },
+                e => {
+                    self.line("label-string");
+                    self.nested(|d| d.expr(e));
+                }
+            },
             Label::Paren { expr, .. } => {
                 self.line("label-paren");
                 self.nested(|d| d.expr(expr));
@@ -124,6 +133,10 @@ impl Dumper {
             Label::Pattern { expr, .. } => {
                 self.line("label-pattern");
                 self.nested(|d| d.expr(expr));
+            }
+            Label::List { list, .. } => {
+                self.line("label-list");
+                self.nested(|d| d.expr(list));
             }
         }
     }
@@ -135,8 +148,10 @@ impl Dumper {
 
     fn ellipsis(&mut self, e: &Ellipsis) {
         self.line("ellipsis");
-        if let Some(t) = &e.ty {
-            self.nested(|d| d.expr(t));
+        match e.ty.as_deref() {
+            None => {}
+            Some(Expr::Ident(i)) if &*i.name == "_" => {}
+            Some(t) => self.nested(|d| d.expr(t)),
         }
     }
 
@@ -178,11 +193,7 @@ impl Dumper {
     }
 
     fn struct_lit(&mut self, s: &StructLit) {
-        self.line(if s.braces {
-            "struct"
-        } else {
-            "struct-shorthand"
-        });
+        self.line("struct");
         self.nested(|d| {
             for decl in &s.decls {
                 d.decl(decl);

@@ -264,28 +264,23 @@ impl Ctx {
             },
             e @ Expr::Interpolation(_) => Label::String(Box::new(e)),
             Expr::Paren { span, expr } => Label::Paren { span, expr },
-            Expr::List(list) => {
-                let lspan = list.span;
-                let mut elems = list.elems;
-                match (elems.pop(), elems.is_empty()) {
-                    (Some(ListElem::Expr(x)), true) => Label::Pattern {
-                        span: lspan,
+            Expr::List(ListLit { span, elems }) => {
+                // Anything but one expression (`[for x in y {x}]: v`, `[]: v`) parses, as in CUE;
+                // the compiler rejects it ("comprehension values not allowed in this position").
+                let list = |elems| Box::new(Expr::List(ListLit { span, elems }));
+                match <[ListElem; 1]>::try_from(elems) {
+                    Ok([ListElem::Expr(x)]) => Label::Pattern {
+                        span,
                         expr: Box::new(x),
                     },
-                    (Some(ListElem::Comprehension(c)), true) => {
-                        self.error(c.span, "comprehension values not allowed in this position");
-                        Label::Pattern {
-                            span: lspan,
-                            expr: Box::new(Expr::Bad(c.span)),
-                        }
-                    }
-                    _ => {
-                        self.error(lspan, "a pattern constraint takes exactly one expression");
-                        Label::Pattern {
-                            span: lspan,
-                            expr: Box::new(Expr::Bad(lspan)),
-                        }
-                    }
+                    Ok([other]) => Label::List {
+                        span,
+                        list: list(vec![other]),
+                    },
+                    Err(elems) => Label::List {
+                        span,
+                        list: list(elems),
+                    },
                 }
             }
             other => {

@@ -365,9 +365,10 @@ fn decl_children<'a>(d: &'a Decl, out: &mut Vec<Node<'a>>) {
 fn label_children<'a>(l: &'a Label, out: &mut Vec<Node<'a>>) {
     match l {
         Label::Ident(_) => {}
-        Label::String(e) | Label::Paren { expr: e, .. } | Label::Pattern { expr: e, .. } => {
-            out.push(Node::Expr(e))
-        }
+        Label::String(e)
+        | Label::Paren { expr: e, .. }
+        | Label::Pattern { expr: e, .. }
+        | Label::List { list: e, .. } => out.push(Node::Expr(e)),
     }
 }
 

@@ -549,6 +549,7 @@ impl<'a> Formatter<'a> {
             Label::Pattern { span, expr } => {
                 self.list(*span, &[Elem::Expr(expr)], None);
             }
+            Label::List { list, .. } => self.expr(list),
         }
     }
 
@@ -884,9 +885,10 @@ impl<'a> Formatter<'a> {
     fn selector_label(&mut self, sel: &'a Label) {
         match sel {
             Label::Ident(i) => self.ident_expr(i),
-            Label::String(e) | Label::Paren { expr: e, .. } | Label::Pattern { expr: e, .. } => {
-                self.expr(e)
-            }
+            Label::String(e)
+            | Label::Paren { expr: e, .. }
+            | Label::Pattern { expr: e, .. }
+            | Label::List { list: e, .. } => self.expr(e),
         }
     }
 
