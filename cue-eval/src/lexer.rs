@@ -451,7 +451,19 @@ impl<'s> Lexer<'s> {
                     Some(k) => k,
                     None => Tok::Ident(text),
                 },
-                Ok(RawTok::Int) => Tok::Int(text),
+                Ok(RawTok::Int) => {
+                    // A leading zero makes a legacy octal literal (`0755`), as in Go.
+                    let b = text.as_bytes();
+                    if b.len() > 1
+                        && b[0] == b'0'
+                        && b[1].is_ascii_digit()
+                        && b.iter().all(|c| c.is_ascii_digit() || *c == b'_')
+                        && b.iter().any(|c| matches!(c, b'8' | b'9'))
+                    {
+                        self.error(start, end, "illegal octal number");
+                    }
+                    Tok::Int(text)
+                }
                 Ok(RawTok::Float) => {
                     // `1...` is the integer 1 followed by `...` (postfix open), not `1.` and `..`.
                     if text.ends_with('.') && self.src[end..].starts_with("..") {
@@ -1265,6 +1277,13 @@ mod tests {
         let (t, _, e) = tokenize(&src);
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(t.iter().any(|(_, t, _)| *t == Tok::Ident("b")));
+    }
+
+    #[test]
+    fn legacy_octal_numbers() {
+        assert!(errs("a: 0755").is_empty());
+        assert_eq!(errs("a: 0758"), ["illegal octal number"]);
+        assert!(errs("a: 0758.5").is_empty());
     }
 
     #[test]
