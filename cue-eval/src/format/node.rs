@@ -460,7 +460,7 @@ impl<'a> Formatter<'a> {
 
     fn walk_spec_list(&mut self, specs: &'a [ImportSpec]) {
         self.before(None, None);
-        for s in specs {
+        for (i, s) in specs.iter().enumerate() {
             self.before(Some(NodeKey::spec(s)), None);
             if let Some(name) = &s.name {
                 self.pos(name.span.start);
@@ -469,7 +469,16 @@ impl<'a> Formatter<'a> {
             }
             self.pos(s.path.span.start);
             self.literal(&s.path);
-            self.ws(NEWLINE);
+            // Specs written on one line (`"a", "b"`) still get a line each: the source layout
+            // of the next one must not cancel the break, or the two paths would merge.
+            let next_on_same_line = specs
+                .get(i + 1)
+                .is_some_and(|n| self.src.on_one_line(s.span.end, n.span.start));
+            self.ws(if next_on_same_line {
+                NEWLINE | NOOVERRIDE
+            } else {
+                NEWLINE
+            });
             self.after();
         }
         self.after();
