@@ -213,7 +213,7 @@ impl Dumper {
                 self.line("interpolation");
                 self.nested(|d| {
                     for (n, f) in i.fragments.iter().enumerate() {
-                        d.line(&format!("fragment {:?}", f.raw));
+                        d.line(&format!("fragment {:?}", f.raw.replace('\r', "")));
                         if let Some(e) = i.exprs.get(n) {
                             d.expr(e);
                         }
@@ -335,10 +335,13 @@ fn normal_literal(l: &BasicLit) -> String {
             }
             s
         }
+        // Carriage returns are not part of a string's value (spec), and the formatter drops them.
         LitKind::String | LitKind::Bytes if l.raw.contains('\n') => {
-            let lines: Vec<&str> = l.raw.lines().map(str::trim_start).collect();
+            let raw = l.raw.replace('\r', "");
+            let lines: Vec<&str> = raw.lines().map(str::trim_start).collect();
             format!("{:?}", lines.join("\n"))
         }
+        LitKind::String | LitKind::Bytes => l.raw.replace('\r', ""),
         _ => l.raw.to_string(),
     }
 }
