@@ -316,7 +316,11 @@ fn normal_literal(l: &BasicLit) -> String {
         LitKind::Int => {
             let raw = &*l.raw;
             let b = raw.as_bytes();
-            if b.len() > 1 && b[0] == b'0' && b[1].is_ascii_digit() {
+            if b.len() > 1
+                && b[0] == b'0'
+                && b[1].is_ascii_digit()
+                && b.iter().all(|c| c.is_ascii_digit() || *c == b'_')
+            {
                 format!("0o{}", &raw[1..])
             } else {
                 raw.to_string()

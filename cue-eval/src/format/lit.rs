@@ -6,14 +6,18 @@ use std::borrow::Cow;
 /// Normalises an integer literal (including SI forms such as `1.5Ki`).
 pub(super) fn int(raw: &str) -> Cow<'_, str> {
     let b = raw.as_bytes();
-    let legacy_octal = b.len() > 1 && b[0] == b'0' && b[1].is_ascii_digit();
+    // Only a plain run of digits is a legacy octal: `02G` is an SI literal, and `0o2G` would
+    // not lex.
+    let legacy_octal = b.len() > 1
+        && b[0] == b'0'
+        && b[1].is_ascii_digit()
+        && b.iter().all(|c| c.is_ascii_digit() || *c == b'_');
     if !legacy_octal && !raw.contains(['.', 'E']) {
         return Cow::Borrowed(raw);
     }
     let mut data = raw.to_string();
-    let b = data.as_bytes();
     // Legacy octal: `0755` is written `0o755`.
-    if b.len() > 1 && b[0] == b'0' && b[1].is_ascii_digit() {
+    if legacy_octal {
         data = format!("0o{}", &data[1..]);
     }
     // A multiplier right after the dot gets a zero: `1.Ki` becomes `1.0Ki`.
