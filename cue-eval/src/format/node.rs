@@ -308,13 +308,7 @@ impl<'a> Formatter<'a> {
                 self.pos(l.span.start);
                 self.tok(Tok::Let);
                 self.ws(BLANK | NOOVERRIDE);
-                self.ident_expr(&l.ident);
-                self.ws(BLANK | NOOVERRIDE);
-                let eq = self.src.token_after(l.ident.span.end, "=");
-                self.pos(eq);
-                self.tok(Tok::Bind);
-                self.ws(BLANK);
-                self.expr(&l.expr);
+                self.let_binding(l);
                 self.ws(DECLCOMMA);
             }
             Decl::Embed(Expr::Alias { span, ident, expr }) => {
@@ -562,6 +556,17 @@ impl<'a> Formatter<'a> {
         }
     }
 
+    /// `name = expr` of a `let` declaration or clause.
+    fn let_binding(&mut self, l: &'a LetClause) {
+        self.ident_expr(&l.ident);
+        self.ws(BLANK | NOOVERRIDE);
+        let eq = self.src.token_after(l.ident.span.end, "=");
+        self.pos(eq);
+        self.tok(Tok::Bind);
+        self.ws(BLANK);
+        self.expr(&l.expr);
+    }
+
     fn ellipsis(&mut self, e: &'a Ellipsis) {
         self.pos(e.span.start);
         self.tok(Tok::Ellipsis);
@@ -644,13 +649,7 @@ impl<'a> Formatter<'a> {
                 self.tok(Tok::Let);
                 self.ws(BLANK | NOOVERRIDE);
                 self.ws(INDENT);
-                self.ident_expr(&l.ident);
-                self.ws(BLANK | NOOVERRIDE);
-                let eq = self.src.token_after(l.ident.span.end, "=");
-                self.pos(eq);
-                self.tok(Tok::Bind);
-                self.ws(BLANK);
-                self.expr(&l.expr);
+                self.let_binding(l);
                 self.p.mark_unindent_line();
             }
             Clause::Try { span, binding } => {
