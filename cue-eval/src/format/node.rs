@@ -463,11 +463,12 @@ impl<'a> Formatter<'a> {
             }
             self.pos(s.path.span.start);
             self.literal(&s.path);
-            // Specs written on one line (`"a", "b"`) still get a line each: the source layout
-            // of the next one must not cancel the break, or the two paths would merge.
+            // Specs that do not start a line in the source (`"a", "b"`, or a leading `,b "b"`)
+            // still get a line each: their source layout must not cancel the break, or the two
+            // paths would merge.
             let next_on_same_line = specs
                 .get(i + 1)
-                .is_some_and(|n| self.src.on_one_line(s.span.end, n.span.start));
+                .is_some_and(|n| !self.src.is_newline(n.span.start));
             self.ws(if next_on_same_line {
                 NEWLINE | NOOVERRIDE
             } else {
