@@ -313,18 +313,29 @@ impl Dumper {
 /// canonical, and multi-line strings lose the indentation that the formatter may change.
 fn normal_literal(l: &BasicLit) -> String {
     match l.kind {
+        // The formatter writes `0755` as `0o755` and `1.K` as `1.0K`, and lowers a literal with
+        // an `E` before its end (`0xFF5E10`); none of this changes the value.
         LitKind::Int => {
-            let raw = &*l.raw;
+            let raw = match l.raw.find('E') {
+                Some(p) if p + 1 < l.raw.len() => l.raw.to_ascii_lowercase(),
+                _ => l.raw.to_string(),
+            };
             let b = raw.as_bytes();
-            if b.len() > 1
+            let mut s = if b.len() > 1
                 && b[0] == b'0'
                 && b[1].is_ascii_digit()
                 && b.iter().all(|c| c.is_ascii_digit() || *c == b'_')
             {
                 format!("0o{}", &raw[1..])
             } else {
-                raw.to_string()
+                raw.clone()
+            };
+            if let Some(p) = s.find('.')
+                && !s[p + 1..].starts_with(|c: char| c.is_ascii_digit())
+            {
+                s.insert(p + 1, '0');
             }
+            s
         }
         LitKind::Float => {
             let mut s = l.raw.replace('E', "e");
