@@ -119,7 +119,7 @@ impl Dumper {
             Label::String(e) => match &**e {
                 Expr::Lit(l) => match crate::literal::decode(&l.raw) {
                     Ok(v) => self.line(&format!("label-string {:?}", String::from_utf8_lossy(&v))),
-                    Err(_) => self.line(&format!("label-string {}", l.raw)),
+                    Err(_) => self.line(&format!("label-string {}", normal_literal(l))),
                 },
                 e => {
                     self.line("label-string");
