@@ -122,9 +122,27 @@ fn may_combine(prev: Tok, next: Tok) -> (bool, bool) {
     }
     let before = match prev {
         Tok::Int => next == Tok::Period,
-        Tok::Op("+") => first == b'+',
-        Tok::Op("-") => first == b'-',
-        Tok::Op("/") => first == b'*',
+        // The official check covers `+ +`, `- -` and `/ *`. Adjacent unary operators can merge
+        // in more ways (`< ==x` would read `<= =x`, `/ /` a comment), so any pair whose joint
+        // characters start a longer operator or a comment is kept apart.
+        Tok::Op(p) => {
+            let last = p.as_bytes().last().copied().unwrap_or(0);
+            matches!(
+                &[last, first],
+                b"++"
+                    | b"--"
+                    | b"/*"
+                    | b"//"
+                    | b"&&"
+                    | b"||"
+                    | b"=="
+                    | b"!="
+                    | b"<="
+                    | b">="
+                    | b"=~"
+                    | b"!~"
+            )
+        }
         _ => false,
     };
     (before, false)
