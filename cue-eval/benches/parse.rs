@@ -4,41 +4,23 @@
 //! Run with `cargo bench -p cue-eval --bench parse`. Without the shared corpus the benchmark
 //! prints why it has nothing to measure.
 
-use std::path::{Path, PathBuf};
-
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CONFORMANCE_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
-    }
-}
-
-fn cue_files(dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            cue_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "cue") {
-            out.push(std::fs::read_to_string(&p).expect("read a .cue file"));
-        }
-    }
-}
+#[path = "../tests/support/corpus.rs"]
+mod corpus;
 
 fn bench(c: &mut Criterion) {
-    let dir = corpus_dir().join("timoni/minimal/module/cue.mod/gen");
-    let mut sources = Vec::new();
-    cue_files(&dir, &mut sources);
+    let Some(conformance) = corpus::conformance_dir() else {
+        eprintln!("SKIPPED: no shared conformance corpus (set CONFORMANCE_DIR to it)");
+        return;
+    };
+    let dir = conformance.join("timoni/minimal/module/cue.mod/gen");
+    let sources: Vec<String> = corpus::files_with_suffix(&dir, ".cue")
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("read a .cue file"))
+        .collect();
     if sources.is_empty() {
-        eprintln!(
-            "SKIPPED: no Kubernetes schemas at {} (set CONFORMANCE_DIR to the shared corpus)",
-            dir.display()
-        );
+        eprintln!("SKIPPED: no Kubernetes schemas at {}", dir.display());
         return;
     }
     let bytes: usize = sources.iter().map(String::len).sum();

@@ -3,8 +3,8 @@
 //! conformance modules, and the formatter's laws (idempotency, round trip, no comment lost) on
 //! every CUE file of the conformance corpus.
 //!
-//! The corpus lives outside the repository (`/work/shared`, or `../shared` next to the
-//! workspace); the tests that need it print why they are skipped when it is absent.
+//! The corpus lives outside the repository (`$CONFORMANCE_DIR`, or `../shared/conformance` next
+//! to the workspace); the tests that need it print why they are skipped when it is absent.
 
 use std::path::{Path, PathBuf};
 
@@ -13,28 +13,10 @@ use cue_eval::dump::dump_file;
 use cue_eval::format::format_file;
 use cue_eval::parse;
 
-/// The shared conformance corpus, if it is present.
-fn shared_dir() -> Option<PathBuf> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    [PathBuf::from("/work/shared"), workspace.join("../shared")]
-        .into_iter()
-        .find(|p| p.join("conformance").is_dir())
-}
+#[path = "support/corpus.rs"]
+mod corpus;
 
-fn collect_files(dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect_files(&p, suffix, out);
-        } else if p.to_string_lossy().ends_with(suffix) {
-            out.push(p);
-        }
-    }
-}
+use corpus::{conformance_dir, files_with_suffix};
 
 /// Formats `src`, or `None` if it does not parse.
 fn fmt(src: &str) -> Option<String> {
@@ -180,8 +162,7 @@ fn txtar_cue_members(text: &str) -> Vec<(String, String)> {
 #[test]
 fn golden_files() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/format");
-    let mut inputs = Vec::new();
-    collect_files(&dir, ".input.cue", &mut inputs);
+    let inputs = files_with_suffix(&dir, ".input.cue");
     assert!(!inputs.is_empty(), "no golden files in {}", dir.display());
     let mut failures = Vec::new();
     for input in &inputs {
@@ -216,13 +197,12 @@ fn golden_files() {
 
 #[test]
 fn generated_kubernetes_schemas_are_byte_identical() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: the shared conformance corpus (/work/shared) is not present");
+    let Some(conformance) = conformance_dir() else {
+        eprintln!("SKIPPED: the shared conformance corpus is not present (set $CONFORMANCE_DIR)");
         return;
     };
-    let root = shared.join("conformance/timoni/minimal/module/cue.mod/gen");
-    let mut files = Vec::new();
-    collect_files(&root, ".cue", &mut files);
+    let root = conformance.join("timoni/minimal/module/cue.mod/gen");
+    let files = files_with_suffix(&root, ".cue");
     assert!(!files.is_empty(), "no files under {}", root.display());
     let mut failures = Vec::new();
     for f in &files {
@@ -245,12 +225,11 @@ fn generated_kubernetes_schemas_are_byte_identical() {
 
 #[test]
 fn laws_hold_on_timoni_modules() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: the shared conformance corpus (/work/shared) is not present");
+    let Some(conformance) = conformance_dir() else {
+        eprintln!("SKIPPED: the shared conformance corpus is not present (set $CONFORMANCE_DIR)");
         return;
     };
-    let mut files = Vec::new();
-    collect_files(&shared.join("conformance/timoni"), ".cue", &mut files);
+    let files = files_with_suffix(&conformance.join("timoni"), ".cue");
     let mut failures = Vec::new();
     let (mut identical, mut total, mut gen_identical, mut gen_total) = (0, 0, 0, 0);
     for f in &files {
@@ -280,12 +259,11 @@ fn laws_hold_on_timoni_modules() {
 
 #[test]
 fn laws_hold_on_txtar_cases() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: the shared conformance corpus (/work/shared) is not present");
+    let Some(conformance) = conformance_dir() else {
+        eprintln!("SKIPPED: the shared conformance corpus is not present (set $CONFORMANCE_DIR)");
         return;
     };
-    let mut archives = Vec::new();
-    collect_files(&shared.join("conformance"), "case.txtar", &mut archives);
+    let archives = files_with_suffix(&conformance.clone(), "case.txtar");
     let mut failures = Vec::new();
     let mut checked = 0;
     for a in &archives {
@@ -309,12 +287,11 @@ fn laws_hold_on_txtar_cases() {
 /// and cut at a few points (which leaves brackets open and tokens broken).
 #[test]
 fn never_panics_on_broken_input() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: the shared conformance corpus (/work/shared) is not present");
+    let Some(conformance) = conformance_dir() else {
+        eprintln!("SKIPPED: the shared conformance corpus is not present (set $CONFORMANCE_DIR)");
         return;
     };
-    let mut archives = Vec::new();
-    collect_files(&shared.join("conformance/cue"), "case.txtar", &mut archives);
+    let archives = files_with_suffix(&conformance.join("cue"), "case.txtar");
     for a in &archives {
         let text = std::fs::read_to_string(a).unwrap();
         for (_, src) in txtar_cue_members(&text) {
@@ -351,12 +328,11 @@ fn deep_nesting() {
 /// formatted files never have them (a fixed pseudo-random sequence keeps the test stable).
 #[test]
 fn laws_hold_on_perturbed_inputs() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: the shared conformance corpus (/work/shared) is not present");
+    let Some(conformance) = conformance_dir() else {
+        eprintln!("SKIPPED: the shared conformance corpus is not present (set $CONFORMANCE_DIR)");
         return;
     };
-    let mut archives = Vec::new();
-    collect_files(&shared.join("conformance"), "case.txtar", &mut archives);
+    let archives = files_with_suffix(&conformance.clone(), "case.txtar");
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut rnd = move || {
         state ^= state << 13;
