@@ -184,8 +184,6 @@ pub enum Tok<'s> {
     Not,
     /// `~`, of a postfix alias.
     Tilde,
-    /// Input the lexer could not make sense of; an error has been reported for it.
-    Error,
 }
 
 impl Tok<'_> {
@@ -201,7 +199,6 @@ impl Tok<'_> {
             }
             Tok::Attr(s) => format!("attribute {s}"),
             Tok::Comma("\n") => "newline".to_string(),
-            Tok::Error => "illegal token".to_string(),
             other => format!("'{}'", other.text()),
         }
     }
@@ -260,7 +257,6 @@ impl Tok<'_> {
             Tok::NotMatch => "!~",
             Tok::Not => "!",
             Tok::Tilde => "~",
-            Tok::Error => "",
         }
     }
 
@@ -592,7 +588,7 @@ impl<'s> Lexer<'s> {
         quote: Quote,
         first: bool,
     ) -> Spanned<'s> {
-        let end = self.scan_body(start, body_start, quote);
+        let end = self.scan_body(body_start, quote);
         let (stop, tok): (usize, fn(&'s str) -> Tok<'s>) = match end {
             BodyEnd::Closed(e) => (e, if first { Tok::Str } else { Tok::InterpEnd }),
             BodyEnd::Unterminated(e) => {
@@ -619,7 +615,7 @@ impl<'s> Lexer<'s> {
 
     /// Scans a string body from `pos`, validating escapes, up to the closing delimiter, an
     /// interpolation, or the point where the string cannot go on.
-    fn scan_body(&mut self, lit_start: usize, mut pos: usize, q: Quote) -> BodyEnd {
+    fn scan_body(&mut self, mut pos: usize, q: Quote) -> BodyEnd {
         let bytes = self.src.as_bytes();
         loop {
             let Some(&b) = bytes.get(pos) else {
@@ -635,14 +631,10 @@ impl<'s> Lexer<'s> {
             if b == b'\\' && bytes[pos + 1..].iter().take_while(|&&c| c == b'#').count() >= q.hashes
             {
                 let esc = pos + 1 + q.hashes;
-                if q.hashes > 0 && bytes[pos + 1..].iter().take(q.hashes).any(|&c| c != b'#') {
-                    pos += 1;
-                    continue;
-                }
                 match bytes.get(esc) {
                     Some(b'(') => return BodyEnd::Interpolation(esc + 1),
                     Some(c) => {
-                        pos = self.escape(lit_start, pos, esc, *c, q);
+                        pos = self.escape(pos, esc, *c, q);
                         continue;
                     }
                     None => return BodyEnd::Unterminated(esc),
@@ -666,7 +658,7 @@ impl<'s> Lexer<'s> {
 
     /// Validates the escape whose letter is `c` at `esc` (the backslash is at `bs`); returns the
     /// position after it.
-    fn escape(&mut self, lit_start: usize, bs: usize, esc: usize, c: u8, q: Quote) -> usize {
+    fn escape(&mut self, bs: usize, esc: usize, c: u8, q: Quote) -> usize {
         let bytes = self.src.as_bytes();
         let hex_digits = |n: usize| -> bool {
             bytes.len() >= esc + 1 + n
@@ -733,7 +725,6 @@ impl<'s> Lexer<'s> {
                 esc + 1 + n
             }
             _ => {
-                let _ = lit_start;
                 self.error(bs, esc + 1, "unknown escape sequence");
                 esc + utf8_len(c)
             }
@@ -960,10 +951,8 @@ impl<'s> Lexer<'s> {
         if !self.eof_reported {
             self.eof_reported = true;
             let msg = match open {
-                b'(' => "expected ')', found 'EOF'",
-                b'[' => "expected ']', found 'EOF'",
-                b'{' => "expected '}', found 'EOF'",
-                _ => "interpolation not terminated",
+                b'"' => "interpolation not terminated".to_string(),
+                _ => format!("expected {}, found 'EOF'", closer(open).describe()),
             };
             self.error(n, n, msg);
         }

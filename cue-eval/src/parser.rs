@@ -174,12 +174,7 @@ impl Ctx {
     }
 
     pub(crate) fn string(&mut self, l: usize, r: usize, raw: &str) -> Expr {
-        let kind = if raw.trim_start_matches('#').starts_with('\'') {
-            LitKind::Bytes
-        } else {
-            LitKind::String
-        };
-        self.lit(l, r, kind, raw)
+        self.lit(l, r, quote_kind(raw), raw)
     }
 
     pub(crate) fn binary(&mut self, l: usize, r: usize, op: BinaryOp, a: Expr, b: Expr) -> Expr {
@@ -200,11 +195,7 @@ impl Ctx {
         rest: Vec<((usize, &str, usize), Expr)>,
         last: (usize, &str, usize),
     ) -> Interpolation {
-        let kind = if first.1.trim_start_matches('#').starts_with('\'') {
-            LitKind::Bytes
-        } else {
-            LitKind::String
-        };
+        let kind = quote_kind(first.1);
         let frag = |(fl, s, fr): (usize, &str, usize)| BasicLit {
             span: Span::new(self.file, fl, fr),
             kind,
@@ -333,6 +324,16 @@ impl Ctx {
                 message: error.message,
             },
         }
+    }
+}
+
+/// Whether a literal (or the first fragment of an interpolation) is a string or bytes: bytes
+/// open with a single quote, after any `#` padding.
+fn quote_kind(raw: &str) -> LitKind {
+    if raw.trim_start_matches('#').starts_with('\'') {
+        LitKind::Bytes
+    } else {
+        LitKind::String
     }
 }
 
