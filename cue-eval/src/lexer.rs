@@ -821,10 +821,14 @@ impl<'s> Lexer<'s> {
                     Tok::RBrace => b'{',
                     _ => b'"',
                 };
-                let inner_start = self.bracket_starts.last().copied().unwrap_or(0);
                 // A wrong closer on the line that opened the innermost bracket is a typo for
                 // its closer (`[1, 2}`); on a later line, the brackets in between were left open.
-                let same_line = !self.src[inner_start..start].contains('\n');
+                // Only asked for a mismatch: scanning back on every closer would cost a pass
+                // over the file per nesting level.
+                let same_line = || {
+                    let inner_start = self.bracket_starts.last().copied().unwrap_or(0);
+                    !self.src[inner_start..start].contains('\n')
+                };
                 if self.brackets.last() == Some(&open) {
                     self.brackets.pop();
                     self.bracket_starts.pop();
@@ -839,7 +843,7 @@ impl<'s> Lexer<'s> {
                     .brackets
                     .iter()
                     .rposition(|&b| b == open)
-                    .filter(|_| !same_line)
+                    .filter(|_| !same_line())
                 {
                     // Brackets opened inside this one were left open (`[1, 2}`): report the
                     // innermost once, and close them all here so the parser does not cascade.
