@@ -8,9 +8,12 @@
 pub mod ast;
 pub mod diagnostic;
 pub mod dump;
+pub mod encode;
+pub mod eval;
 pub mod format;
 pub mod lexer;
 pub mod literal;
+pub mod num;
 mod parser;
 pub mod source;
 pub mod stack;

@@ -1,0 +1,218 @@
+//! The public entry points: build an [`Instance`] from CUE sources, export it as data, JSON or
+//! YAML, look values up by path, and render errors the way the `cue` command prints them.
+
+use std::rc::Rc;
+
+use crate::ast::{FileId, Span};
+use crate::encode::Data;
+use crate::source::SourceFile;
+
+use super::export::ExportError;
+use super::ir::ArcType;
+use super::value::ErrCode;
+use super::*;
+
+/// One error of an evaluation, with its CUE path and source positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvalError {
+    pub path: String,
+    pub code: ErrCode,
+    pub msg: String,
+    /// `(file name, line, column)`, 1-based, columns in bytes.
+    pub positions: Vec<(String, usize, usize)>,
+}
+
+/// An evaluated CUE package.
+pub struct Instance {
+    pub rt: Runtime,
+    pub root: VId,
+    pub files: Vec<SourceFile>,
+    compile_errors: Vec<EvalError>,
+}
+
+impl Instance {
+    /// Parses and compiles the given files (name, text) as one package, in order.
+    pub fn from_sources(sources: &[(String, String)]) -> Result<Instance, Vec<EvalError>> {
+        let mut rt = Runtime::new();
+        let mut files = Vec::new();
+        let mut asts = Vec::new();
+        let mut errors = Vec::new();
+        for (i, (name, text)) in sources.iter().enumerate() {
+            let sf = SourceFile::new(name.clone(), text.clone());
+            let (ast, errs) = crate::parse(FileId(i as u32), text);
+            for e in errs {
+                let (l, c) = sf.line_col(e.span.start as usize);
+                errors.push(EvalError {
+                    path: String::new(),
+                    code: ErrCode::Eval,
+                    msg: e.message.clone(),
+                    positions: vec![(name.clone(), l, c)],
+                });
+            }
+            rt.sources.push(Rc::from(text.as_str()));
+            files.push(sf);
+            asts.push(ast);
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let refs: Vec<&crate::ast::File> = asts.iter().collect();
+        let ids = compile::compile_package(&mut rt.prog, &refs);
+        let root_label = rt.prog.labels.string("");
+        let root = rt.new_vertex(None, root_label, ArcType::Member);
+        for id in ids {
+            let span = rt.prog.structs[id as usize].span;
+            rt.vm(root).conjuncts.push(Conjunct {
+                env: None,
+                x: CExpr::Struct(id),
+                ci: CloseInfo::default(),
+                span,
+            });
+        }
+        rt.packages = vec![None; rt.prog.imports.len()];
+        let mut inst = Instance {
+            rt,
+            root,
+            files,
+            compile_errors: Vec::new(),
+        };
+        let cerrs: Vec<EvalError> = inst
+            .rt
+            .prog
+            .errors
+            .clone()
+            .into_iter()
+            .map(|e| EvalError {
+                path: String::new(),
+                code: ErrCode::Eval,
+                msg: e.msg,
+                positions: inst.positions(&[e.span]),
+            })
+            .collect();
+        inst.compile_errors = cerrs;
+        Ok(inst)
+    }
+
+    fn positions(&self, spans: &[Span]) -> Vec<(String, usize, usize)> {
+        let mut out: Vec<(String, usize, usize)> = Vec::new();
+        for s in spans {
+            if let Some(f) = self.files.get(s.file.0 as usize) {
+                let (l, c) = f.line_col(s.start as usize);
+                let p = (f.name.clone(), l, c);
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    fn convert(&self, errs: Vec<ExportError>) -> Vec<EvalError> {
+        let mut out: Vec<EvalError> = errs
+            .into_iter()
+            .map(|e| EvalError {
+                positions: self.positions(&e.spans),
+                path: e.path,
+                code: e.code,
+                msg: e.msg,
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            let pa = a.positions.first();
+            let pb = b.positions.first();
+            match (pa, pb) {
+                (None, Some(_)) => std::cmp::Ordering::Less,
+                (Some(_), None) => std::cmp::Ordering::Greater,
+                (Some(x), Some(y)) => x.cmp(y).then_with(|| a.path.cmp(&b.path)),
+                (None, None) => a.path.cmp(&b.path),
+            }
+        });
+        out.dedup_by(|a, b| a.path == b.path && a.msg == b.msg && a.positions == b.positions);
+        out
+    }
+
+    /// Evaluates everything and exports the root as concrete data (`cue export`).
+    pub fn export(&mut self) -> Result<Data, Vec<EvalError>> {
+        if !self.compile_errors.is_empty() {
+            return Err(self.compile_errors.clone());
+        }
+        let root = self.root;
+        self.rt.finalize(root, false);
+        let mut errs = Vec::new();
+        let d = self.rt.export_vertex(root, &mut errs, 0);
+        if let Some(msg) = self.rt.aborted.clone() {
+            errs.push(ExportError {
+                path: String::new(),
+                code: ErrCode::Eval,
+                msg,
+                spans: Vec::new(),
+            });
+        }
+        match d {
+            Some(d) if errs.is_empty() => Ok(d),
+            _ => Err(self.convert(errs)),
+        }
+    }
+
+    /// `cue export --out json`: the text printed on stdout, or the error text of stderr.
+    pub fn export_json(&mut self) -> Result<String, String> {
+        self.export()
+            .map(|d| crate::encode::to_json_indent(&d, false))
+            .map_err(|e| format_errors(&e))
+    }
+
+    /// `cue export --out yaml`.
+    pub fn export_yaml(&mut self) -> Result<String, String> {
+        self.export()
+            .map(|d| crate::encode::to_yaml(&d))
+            .map_err(|e| format_errors(&e))
+    }
+
+    /// The vertex at a path of labels from the root (definitions written `#D`).
+    pub fn lookup(&mut self, path: &[&str]) -> Option<VId> {
+        let mut v = self.root;
+        for p in path {
+            self.rt.evaluate(v);
+            let d = self.rt.default_of(v);
+            self.rt.evaluate(d);
+            let label = if let Ok(i) = p.parse::<u32>() {
+                if self.rt.v(d).is_list {
+                    label::Label::int(i)
+                } else {
+                    self.rt.prog.labels.string(p)
+                }
+            } else {
+                self.rt.prog.labels.ident(p)
+            };
+            v = self.rt.arc(d, label)?;
+        }
+        Some(v)
+    }
+}
+
+/// Renders errors as `cue` prints them on stderr.
+pub fn format_errors(errs: &[EvalError]) -> String {
+    let mut out = String::new();
+    for e in errs {
+        if e.path.is_empty() {
+            out.push_str(&e.msg);
+        } else {
+            out.push_str(&e.path);
+            out.push_str(": ");
+            out.push_str(&e.msg);
+        }
+        if !e.positions.is_empty() {
+            out.push(':');
+        }
+        out.push('\n');
+        for (f, l, c) in &e.positions {
+            let f = if f.starts_with('/') || f.starts_with('.') {
+                f.clone()
+            } else {
+                format!("./{f}")
+            };
+            out.push_str(&format!("    {f}:{l}:{c}\n"));
+        }
+    }
+    out
+}

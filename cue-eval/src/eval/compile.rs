@@ -1,0 +1,716 @@
+//! Compilation of syntax trees into the evaluator's IR ([`super::ir`]): identifiers are bound to
+//! their declarations with a static count of scopes to walk up, labels are interned, literals
+//! decoded. Errors found here ("reference not found", bad literals) are recorded and make the
+//! whole instance fail, as in CUE, and also become error expressions where they occur.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::ast::{self, BinaryOp, Constraint, Span, UnaryOp};
+use crate::literal;
+use crate::num::{Num, NumKind};
+
+use super::ir::*;
+use super::label::{Interner, Label};
+use super::value::Kind;
+
+/// What a name in scope stands for.
+#[derive(Clone, Debug)]
+enum Binding {
+    /// A field of the struct of this scope.
+    Field(Label),
+    /// A let, or a comprehension variable, held as an arc of this scope's frame.
+    Let(Label, Rc<str>),
+    /// `X` in `a: X=v`.
+    Value,
+    /// `X` in `[X=p]: v`.
+    LabelAlias,
+    Import(u32),
+}
+
+struct Scope {
+    /// Whether the scope has a frame at run time (struct literals and comprehension clauses do;
+    /// value and label aliases do not).
+    frame: bool,
+    names: HashMap<Rc<str>, Binding>,
+}
+
+/// A compile-time error with its position.
+#[derive(Clone, Debug)]
+pub struct CompileError {
+    pub span: Span,
+    pub msg: String,
+}
+
+/// The output arenas of compilation, shared by every file of an evaluation.
+#[derive(Default)]
+pub struct Program {
+    pub exprs: Vec<Rc<Expr>>,
+    pub spans: Vec<Span>,
+    pub structs: Vec<Rc<StructLit>>,
+    pub labels: Interner,
+    pub errors: Vec<CompileError>,
+    /// Import paths, by id.
+    pub imports: Vec<String>,
+}
+
+impl Program {
+    pub fn expr(&self, id: ExprId) -> &Expr {
+        &self.exprs[id as usize]
+    }
+    pub fn expr_rc(&self, id: ExprId) -> Rc<Expr> {
+        self.exprs[id as usize].clone()
+    }
+    pub fn span(&self, id: ExprId) -> Span {
+        self.spans[id as usize]
+    }
+    pub fn add(&mut self, e: Expr, span: Span) -> ExprId {
+        self.exprs.push(Rc::new(e));
+        self.spans.push(span);
+        (self.exprs.len() - 1) as ExprId
+    }
+    pub fn import_id(&mut self, path: &str) -> u32 {
+        if let Some(i) = self.imports.iter().position(|p| p == path) {
+            return i as u32;
+        }
+        self.imports.push(path.to_string());
+        (self.imports.len() - 1) as u32
+    }
+}
+
+/// Compiles the files of one package into struct literals, one per file, all sharing a scope for
+/// their top-level fields. Returns the struct ids in file order.
+pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId> {
+    let mut top: HashMap<Rc<str>, Binding> = HashMap::new();
+    for f in files {
+        for d in &f.decls {
+            if let ast::Decl::Field(field) = d {
+                collect_field_name(prog, field, &mut top);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let mut c = Compiler {
+            prog,
+            scopes: Vec::new(),
+        };
+        // The file scope: the package's fields plus this file's imports, lets and aliases.
+        let mut names = top.clone();
+        for d in &f.decls {
+            if let ast::Decl::Import(imp) = d {
+                for spec in &imp.specs {
+                    let path = match literal::decode(&spec.path.raw) {
+                        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                        Err(_) => continue,
+                    };
+                    let name = match &spec.name {
+                        Some(n) => n.name.to_string(),
+                        None => import_name(&path),
+                    };
+                    let id = c.prog.import_id(&path);
+                    names.insert(Rc::from(name.as_str()), Binding::Import(id));
+                }
+            }
+        }
+        let id = c.struct_lit(&f.decls, f.span, true, Some(names));
+        out.push(id);
+    }
+    out
+}
+
+/// The package name an import path binds by default: the last element, without a `:pkg` or
+/// `@v` qualifier unless `:pkg` names it.
+pub fn import_name(path: &str) -> String {
+    if let Some((_, pkg)) = path.rsplit_once(':') {
+        return pkg.to_string();
+    }
+    let p = path.split('@').next().unwrap_or(path);
+    p.rsplit('/').next().unwrap_or(p).to_string()
+}
+
+fn collect_field_name(prog: &mut Program, field: &ast::Field, names: &mut HashMap<Rc<str>, Binding>) {
+    let label = match &field.label {
+        ast::Label::Ident(i) => Some((i.name.to_string(), prog.labels.ident(&i.name))),
+        ast::Label::String(e) => match &**e {
+            ast::Expr::Lit(l) => literal::decode(&l.raw).ok().map(|b| {
+                let s = String::from_utf8_lossy(&b).into_owned();
+                let label = prog.labels.string(&s);
+                (s, label)
+            }),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some((name, label)) = label {
+        names.insert(Rc::from(name.as_str()), Binding::Field(label));
+        if let Some(alias) = &field.alias {
+            names.insert(Rc::from(&*alias.name), Binding::Field(label));
+        }
+    }
+}
+
+struct Compiler<'p> {
+    prog: &'p mut Program,
+    scopes: Vec<Scope>,
+}
+
+impl Compiler<'_> {
+    fn err(&mut self, span: Span, msg: impl Into<String>) -> ExprId {
+        let msg = msg.into();
+        self.prog.errors.push(CompileError {
+            span,
+            msg: msg.clone(),
+        });
+        self.prog.add(Expr::Error(Rc::from(msg.as_str())), span)
+    }
+
+    fn struct_lit(
+        &mut self,
+        decls: &[ast::Decl],
+        span: Span,
+        is_file: bool,
+        names: Option<HashMap<Rc<str>, Binding>>,
+    ) -> StructId {
+        let names = match names {
+            Some(n) => n,
+            None => {
+                let mut n = HashMap::new();
+                for d in decls {
+                    if let ast::Decl::Field(f) = d {
+                        collect_field_name(self.prog, f, &mut n);
+                    }
+                }
+                n
+            }
+        };
+        self.scopes.push(Scope { frame: true, names });
+        // Lets are visible in the whole struct: bind them before compiling any value.
+        let mut let_labels = Vec::new();
+        for d in decls {
+            if let ast::Decl::Let(l) = d {
+                let label = self.prog.labels.fresh_let(&l.ident.name);
+                let name: Rc<str> = Rc::from(&*l.ident.name);
+                self.scopes
+                    .last_mut()
+                    .unwrap()
+                    .names
+                    .insert(name.clone(), Binding::Let(label, name));
+                let_labels.push(label);
+            }
+        }
+        let mut out = Vec::new();
+        let mut has_embed = false;
+        let mut has_regular = false;
+        let mut lets = let_labels.into_iter();
+        for d in decls {
+            match d {
+                ast::Decl::Field(f) => {
+                    if let Some(decl) = self.field(f) {
+                        if let Decl::Field { label, .. } = &decl {
+                            if label.is_regular() {
+                                has_regular = true;
+                            }
+                        } else {
+                            has_regular = true;
+                        }
+                        out.push(decl);
+                    }
+                }
+                ast::Decl::Embed(e) => {
+                    has_embed = true;
+                    let id = self.expr(e);
+                    out.push(Decl::Embed(id, e.span()));
+                }
+                ast::Decl::Comprehension(c) => {
+                    let c = self.comprehension(c);
+                    out.push(Decl::Comprehension(Rc::new(c)));
+                }
+                ast::Decl::Let(l) => {
+                    let label = lets.next().unwrap();
+                    let value = self.expr(&l.expr);
+                    out.push(Decl::Let { label, value });
+                }
+                ast::Decl::Ellipsis(e) => {
+                    let ty = e.ty.as_ref().map(|t| self.expr(t));
+                    out.push(Decl::Ellipsis(ty));
+                }
+                ast::Decl::Bad(s) => {
+                    let id = self.err(*s, "syntax error");
+                    out.push(Decl::Embed(id, *s));
+                }
+                ast::Decl::Package(_) | ast::Decl::Import(_) | ast::Decl::Attribute(_) => {}
+            }
+        }
+        self.scopes.pop();
+        self.prog.structs.push(Rc::new(StructLit {
+            span,
+            decls: out,
+            has_embed,
+            has_regular,
+            is_file,
+        }));
+        (self.prog.structs.len() - 1) as StructId
+    }
+
+    fn field(&mut self, f: &ast::Field) -> Option<Decl> {
+        let arc = match f.constraint {
+            Constraint::Regular => ArcType::Member,
+            Constraint::Optional => ArcType::Optional,
+            Constraint::Required => ArcType::Required,
+        };
+        let attrs: Rc<[ast::Attribute]> = f.attrs.clone().into();
+        match &f.label {
+            ast::Label::Ident(i) => {
+                let label = self.prog.labels.ident(&i.name);
+                let value = self.value_with_alias(&f.value);
+                Some(Decl::Field {
+                    label,
+                    arc,
+                    value,
+                    span: f.span,
+                    attrs,
+                })
+            }
+            ast::Label::String(e) => match &**e {
+                ast::Expr::Lit(l) => match literal::decode(&l.raw) {
+                    Ok(b) => {
+                        let s = String::from_utf8_lossy(&b).into_owned();
+                        let label = self.prog.labels.string(&s);
+                        let value = self.value_with_alias(&f.value);
+                        Some(Decl::Field {
+                            label,
+                            arc,
+                            value,
+                            span: f.span,
+                            attrs,
+                        })
+                    }
+                    Err(e) => {
+                        let id = self.err(l.span, e.message);
+                        Some(Decl::Embed(id, l.span))
+                    }
+                },
+                other => {
+                    let key = self.expr(other);
+                    let value = self.value_with_alias(&f.value);
+                    Some(Decl::Dynamic {
+                        key,
+                        arc,
+                        value,
+                        span: f.span,
+                    })
+                }
+            },
+            ast::Label::Paren { expr, .. } => {
+                let key = self.expr(expr);
+                let value = self.value_with_alias(&f.value);
+                Some(Decl::Dynamic {
+                    key,
+                    arc,
+                    value,
+                    span: f.span,
+                })
+            }
+            ast::Label::Pattern { expr, .. } => {
+                let (alias, filter) = match &**expr {
+                    ast::Expr::Alias { ident, expr, .. } => (Some(ident.name.clone()), &**expr),
+                    e => (None, e),
+                };
+                let filter = self.expr(filter);
+                if let Some(a) = alias {
+                    let mut names = HashMap::new();
+                    names.insert(Rc::from(&*a), Binding::LabelAlias);
+                    self.scopes.push(Scope {
+                        frame: false,
+                        names,
+                    });
+                }
+                let value = self.value_with_alias(&f.value);
+                if f.alias.is_some() || matches!(&**expr, ast::Expr::Alias { .. }) {
+                    // pushed above only for the alias case
+                }
+                if matches!(&**expr, ast::Expr::Alias { .. }) {
+                    self.scopes.pop();
+                }
+                Some(Decl::Pattern {
+                    filter,
+                    value,
+                    span: f.span,
+                })
+            }
+            ast::Label::List { span, .. } => {
+                let id = self.err(*span, "comprehension values not allowed in this position");
+                Some(Decl::Embed(id, *span))
+            }
+        }
+    }
+
+    /// A field value, which may carry a value alias `X=v`.
+    fn value_with_alias(&mut self, e: &ast::Expr) -> ExprId {
+        if let ast::Expr::Alias { ident, expr, .. } = e {
+            let mut names = HashMap::new();
+            names.insert(Rc::from(&*ident.name), Binding::Value);
+            self.scopes.push(Scope {
+                frame: false,
+                names,
+            });
+            let id = self.expr(expr);
+            self.scopes.pop();
+            return id;
+        }
+        self.expr(e)
+    }
+
+    fn comprehension(&mut self, c: &ast::Comprehension) -> Comprehension {
+        let pushed = self.scopes.len();
+        let mut clauses = Vec::new();
+        for cl in &c.clauses {
+            match cl {
+                ast::Clause::For {
+                    key, value, source, ..
+                } => {
+                    let source = self.expr(source);
+                    let mut names = HashMap::new();
+                    let key = key.as_ref().map(|k| {
+                        let l = self.prog.labels.fresh_let(&k.name);
+                        let n: Rc<str> = Rc::from(&*k.name);
+                        names.insert(n.clone(), Binding::Let(l, n));
+                        l
+                    });
+                    let vl = self.prog.labels.fresh_let(&value.name);
+                    let n: Rc<str> = Rc::from(&*value.name);
+                    names.insert(n.clone(), Binding::Let(vl, n));
+                    self.scopes.push(Scope { frame: true, names });
+                    clauses.push(Clause::For {
+                        key,
+                        value: vl,
+                        source,
+                    });
+                }
+                ast::Clause::If { cond, .. } => {
+                    let cond = self.expr(cond);
+                    clauses.push(Clause::If(cond));
+                }
+                ast::Clause::Let(l) => {
+                    let value = self.expr(&l.expr);
+                    let label = self.prog.labels.fresh_let(&l.ident.name);
+                    let n: Rc<str> = Rc::from(&*l.ident.name);
+                    let mut names = HashMap::new();
+                    names.insert(n.clone(), Binding::Let(label, n));
+                    self.scopes.push(Scope { frame: true, names });
+                    clauses.push(Clause::Let { label, value });
+                }
+                ast::Clause::Try { span, .. } => {
+                    let id = self.err(*span, "try clauses need the try experiment");
+                    clauses.push(Clause::If(id));
+                }
+            }
+        }
+        let body = self.struct_lit(&c.body.decls, c.body.span, false, None);
+        self.scopes.truncate(pushed);
+        Comprehension {
+            clauses,
+            body,
+            span: c.span,
+        }
+    }
+
+    fn resolve(&mut self, ident: &ast::Ident) -> ExprId {
+        let name = &*ident.name;
+        let span = ident.span;
+        let mut up = 0u32;
+        for scope in self.scopes.iter().rev() {
+            if let Some(b) = scope.names.get(name) {
+                let e = match b.clone() {
+                    Binding::Field(label) => Expr::FieldRef { up, label },
+                    Binding::Let(label, name) => Expr::LetRef { up, label, name },
+                    Binding::Value => Expr::ValueRef { up },
+                    Binding::LabelAlias => Expr::LabelRef { up },
+                    Binding::Import(id) => Expr::Import(id),
+                };
+                return self.prog.add(e, span);
+            }
+            if scope.frame {
+                up += 1;
+            }
+        }
+        if let Some(e) = predeclared(name) {
+            return self.prog.add(e, span);
+        }
+        self.err(span, format!("reference \"{name}\" not found"))
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> ExprId {
+        crate::stack::guard(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> ExprId {
+        let span = e.span();
+        match e {
+            ast::Expr::Ident(i) => self.resolve(i),
+            ast::Expr::Lit(l) => self.lit(l),
+            ast::Expr::Interpolation(i) => self.interpolation(i),
+            ast::Expr::Bottom(_) => self.prog.add(Expr::Bottom, span),
+            ast::Expr::Struct(s) => {
+                let id = self.struct_lit(&s.decls, s.span, false, None);
+                self.prog.add(Expr::Struct(id), span)
+            }
+            ast::Expr::List(l) => {
+                let mut elems = Vec::new();
+                let mut ellipsis = None;
+                for el in &l.elems {
+                    match el {
+                        ast::ListElem::Expr(x) => {
+                            let id = self.expr(x);
+                            elems.push(ListElem::Expr(id));
+                        }
+                        ast::ListElem::Ellipsis(e) => {
+                            ellipsis = Some(e.ty.as_ref().map(|t| self.expr(t)));
+                        }
+                        ast::ListElem::Comprehension(c) => {
+                            let c = self.comprehension(c);
+                            elems.push(ListElem::Comprehension(Rc::new(c)));
+                        }
+                        ast::ListElem::Bad(s) => {
+                            let id = self.err(*s, "syntax error");
+                            elems.push(ListElem::Expr(id));
+                        }
+                    }
+                }
+                self.prog.add(Expr::List(ListLit { elems, ellipsis }), span)
+            }
+            ast::Expr::Paren { expr, .. } => self.expr(expr),
+            ast::Expr::Selector { expr, sel, .. } => {
+                let label = match &**sel {
+                    ast::Label::Ident(i) => self.prog.labels.ident(&i.name),
+                    ast::Label::String(e) => match &**e {
+                        ast::Expr::Lit(l) => match literal::decode(&l.raw) {
+                            Ok(b) => self.prog.labels.string(&String::from_utf8_lossy(&b)),
+                            Err(e) => return self.err(l.span, e.message),
+                        },
+                        _ => return self.err(span, "invalid selector"),
+                    },
+                    _ => return self.err(span, "invalid selector"),
+                };
+                let x = self.expr(expr);
+                if let Expr::Import(pkg) = *self.prog.expr(x) {
+                    let path = self.prog.imports[pkg as usize].clone();
+                    if super::builtins::is_std_package(&path) {
+                        let name = format!("{}.{}", path, self.prog.labels.text(label));
+                        return match super::builtins::lookup_pkg(&name) {
+                            Some(id) => self.prog.add(Expr::Builtin(Builtin::Pkg(id)), span),
+                            None => self.err(
+                                span,
+                                format!(
+                                    "undefined field: {}",
+                                    self.prog.labels.text(label)
+                                ),
+                            ),
+                        };
+                    }
+                }
+                self.prog.add(Expr::Selector(x, label), span)
+            }
+            ast::Expr::Index { expr, index, .. } => {
+                let x = self.expr(expr);
+                let i = self.expr(index);
+                self.prog.add(Expr::Index(x, i), span)
+            }
+            ast::Expr::Slice { expr, lo, hi, .. } => {
+                let x = self.expr(expr);
+                let lo = lo.as_ref().map(|e| self.expr(e));
+                let hi = hi.as_ref().map(|e| self.expr(e));
+                self.prog.add(Expr::Slice(x, lo, hi), span)
+            }
+            ast::Expr::Call { func, args, .. } => {
+                let f = self.expr(func);
+                let args = args.iter().map(|a| self.expr(a)).collect();
+                self.prog.add(Expr::Call(f, args), span)
+            }
+            ast::Expr::Unary { op, expr, .. } => {
+                let x = self.expr(expr);
+                match op {
+                    UnaryOp::Default => {
+                        // `*x` outside a disjunction: the default mark has no effect.
+                        x
+                    }
+                    UnaryOp::Pos | UnaryOp::Neg | UnaryOp::Not => {
+                        // Fold negative number literals so that `-1` is a literal.
+                        if *op == UnaryOp::Neg
+                            && let Expr::Num(n, k) = self.prog.expr(x)
+                        {
+                            let (n, k) = (n.neg(), *k);
+                            return self.prog.add(Expr::Num(n, k), span);
+                        }
+                        self.prog.add(Expr::Unary(*op, x), span)
+                    }
+                    _ => self.prog.add(Expr::Bound(*op, x), span),
+                }
+            }
+            ast::Expr::Binary { op, lhs, rhs, .. } => {
+                if *op == BinaryOp::Disj {
+                    let mut alts = Vec::new();
+                    self.disjuncts(e, &mut alts);
+                    return self.prog.add(Expr::Disj(alts), span);
+                }
+                let l = self.expr(lhs);
+                let r = self.expr(rhs);
+                self.prog.add(Expr::Binary(*op, l, r), span)
+            }
+            ast::Expr::Optional { expr, .. } | ast::Expr::Open { expr, .. } => self.expr(expr),
+            ast::Expr::Alias { span, .. } => self.err(*span, "alias not allowed in this position"),
+            ast::Expr::Bad(s) => self.err(*s, "syntax error"),
+        }
+    }
+
+    fn disjuncts(&mut self, e: &ast::Expr, out: &mut Vec<(ExprId, bool)>) {
+        match e {
+            ast::Expr::Binary {
+                op: BinaryOp::Disj,
+                lhs,
+                rhs,
+                ..
+            } => {
+                self.disjuncts(lhs, out);
+                self.disjuncts(rhs, out);
+            }
+            ast::Expr::Unary {
+                op: UnaryOp::Default,
+                expr,
+                ..
+            } => {
+                let id = self.expr(expr);
+                out.push((id, true));
+            }
+            other => {
+                let id = self.expr(other);
+                out.push((id, false));
+            }
+        }
+    }
+
+    fn lit(&mut self, l: &ast::BasicLit) -> ExprId {
+        let span = l.span;
+        let e = match l.kind {
+            ast::LitKind::Null => Expr::Null,
+            ast::LitKind::True => Expr::Bool(true),
+            ast::LitKind::False => Expr::Bool(false),
+            ast::LitKind::Int | ast::LitKind::Float => match Num::parse_literal(&l.raw) {
+                Ok((n, k)) => Expr::Num(n, k),
+                Err(m) => return self.err(span, m),
+            },
+            ast::LitKind::String => match literal::decode(&l.raw) {
+                Ok(b) => Expr::Str(Rc::from(String::from_utf8_lossy(&b).as_ref())),
+                Err(e) => return self.err(span, e.message),
+            },
+            ast::LitKind::Bytes => match literal::decode(&l.raw) {
+                Ok(b) => Expr::Bytes(Rc::from(b.as_slice())),
+                Err(e) => return self.err(span, e.message),
+            },
+        };
+        self.prog.add(e, span)
+    }
+
+    /// Decodes the fragments of an interpolation by joining them around placeholders into one
+    /// literal, so that escapes and multi-line indentation are handled by the literal decoder.
+    fn interpolation(&mut self, i: &ast::Interpolation) -> ExprId {
+        const PH: char = '\u{10FFFD}';
+        let bytes = i.fragments.first().is_some_and(|f| {
+            let d = literal::Delims::of(&f.raw);
+            d.quote == b'\''
+        });
+        let n = i.fragments.len();
+        let mut raw = String::new();
+        for (k, f) in i.fragments.iter().enumerate() {
+            let mut s: &str = &f.raw;
+            if k > 0 {
+                s = s.strip_prefix(')').unwrap_or(s);
+            }
+            if k + 1 < n {
+                // Strip the trailing `\(` (or `\#(`).
+                if let Some(pos) = s.rfind('\\') {
+                    s = &s[..pos];
+                }
+                raw.push_str(s);
+                raw.push(PH);
+            } else {
+                raw.push_str(s);
+            }
+        }
+        let decoded = match literal::decode(&raw) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => return self.err(i.span, e.message),
+        };
+        let frags: Vec<Rc<str>> = decoded.split(PH).map(Rc::from).collect();
+        let exprs = i.exprs.iter().map(|e| self.expr(e)).collect();
+        self.prog.add(Expr::Interp(frags, exprs, bytes), i.span)
+    }
+}
+
+/// The predeclared identifiers of the universe scope.
+fn predeclared(name: &str) -> Option<Expr> {
+    let range = |lo: Option<i128>, hi: Option<i128>| {
+        Expr::Range(
+            Kind::INT,
+            lo.map(|v| Num::parse_literal(&v.to_string()).unwrap().0),
+            hi.map(|v| Num::parse_literal(&v.to_string()).unwrap().0),
+        )
+    };
+    Some(match name {
+        "_" => Expr::Top,
+        "null" => Expr::Null,
+        "true" => Expr::Bool(true),
+        "false" => Expr::Bool(false),
+        "int" => Expr::Basic(Kind::INT),
+        "float" => Expr::Basic(Kind::FLOAT),
+        "number" => Expr::Basic(Kind::NUMBER),
+        "string" => Expr::Basic(Kind::STRING),
+        "bytes" => Expr::Basic(Kind::BYTES),
+        "bool" => Expr::Basic(Kind::BOOL),
+        "int8" => range(Some(-128), Some(127)),
+        "int16" => range(Some(-32768), Some(32767)),
+        "int32" => range(Some(-2147483648), Some(2147483647)),
+        "int64" => range(Some(i64::MIN as i128), Some(i64::MAX as i128)),
+        "int128" => range(Some(i128::MIN), Some(i128::MAX)),
+        "uint" => range(Some(0), None),
+        "uint8" | "byte" => range(Some(0), Some(255)),
+        "uint16" => range(Some(0), Some(65535)),
+        "uint32" => range(Some(0), Some(4294967295)),
+        "uint64" => range(Some(0), Some(u64::MAX as i128)),
+        "uint128" => {
+            return Some(Expr::Range(
+                Kind::INT,
+                Some(Num::from_i64(0)),
+                Some(
+                    Num::parse_literal("340282366920938463463374607431768211455")
+                        .unwrap()
+                        .0,
+                ),
+            ));
+        }
+        "rune" => range(Some(0), Some(0x10FFFF)),
+        "float32" => Expr::Range(
+            Kind::NUMBER,
+            Some(Num::parse_literal("-3.40282346638528859811704183484516925440e+38").unwrap().0),
+            Some(Num::parse_literal("3.40282346638528859811704183484516925440e+38").unwrap().0),
+        ),
+        "float64" => Expr::Range(
+            Kind::NUMBER,
+            Some(Num::parse_literal("-1.797693134862315708145274237317043567981e+308").unwrap().0),
+            Some(Num::parse_literal("1.797693134862315708145274237317043567981e+308").unwrap().0),
+        ),
+        "len" => Expr::Builtin(Builtin::Len),
+        "close" => Expr::Builtin(Builtin::Close),
+        "and" => Expr::Builtin(Builtin::And),
+        "or" => Expr::Builtin(Builtin::Or),
+        "div" => Expr::Builtin(Builtin::Div),
+        "mod" => Expr::Builtin(Builtin::Mod),
+        "quo" => Expr::Builtin(Builtin::Quo),
+        "rem" => Expr::Builtin(Builtin::Rem),
+        "matchN" => Expr::Builtin(Builtin::MatchN),
+        "matchIf" => Expr::Builtin(Builtin::MatchIf),
+        "error" => Expr::Builtin(Builtin::Error),
+        _ => return None,
+    })
+}

@@ -1,0 +1,369 @@
+//! Disjunctions: the cross product of a vertex's disjunctions, one clone of the vertex per
+//! combination, elimination of the clones that fail, deduplication, and CUE's default rules
+//! (modes "maybe" < "is" < "not" combined by maximum, with the "dropped default" rule).
+
+use std::rc::Rc;
+
+use super::ir::Expr;
+use super::unify::NodeState;
+use super::value::{Bottom, ErrCode, Value};
+use super::*;
+
+const MAYBE: u8 = 0;
+const IS: u8 = 1;
+const NOT: u8 = 2;
+
+struct Disjunction {
+    alts: Vec<(Conjunct, bool)>,
+    has_defaults: bool,
+}
+
+struct Cand {
+    conjs: Vec<Conjunct>,
+    choices: Vec<usize>,
+    vertex: VId,
+}
+
+/// Limits the cross product so that a pathological input ends with an error.
+const MAX_CANDIDATES: usize = 100_000;
+
+impl Runtime {
+    fn disjunction_of(&mut self, c: &Conjunct) -> Disjunction {
+        let mut ci = c.ci.clone();
+        ci.optional = true;
+        match &c.x {
+            CExpr::Expr(id) => {
+                if let Expr::Disj(alts) = self.prog.expr(*id) {
+                    let alts: Vec<(Conjunct, bool)> = alts
+                        .iter()
+                        .map(|&(e, d)| {
+                            (
+                                Conjunct {
+                                    env: c.env.clone(),
+                                    x: CExpr::Expr(e),
+                                    ci: ci.clone(),
+                                    span: self.prog.span(e),
+                                },
+                                d,
+                            )
+                        })
+                        .collect();
+                    let has_defaults = alts.iter().any(|a| a.1);
+                    return Disjunction { alts, has_defaults };
+                }
+            }
+            CExpr::Value(Value::Vertex(w)) => {
+                let w = self.deref(*w);
+                if let Some(d) = self.v(w).disj.clone() {
+                    let alts: Vec<(Conjunct, bool)> = d
+                        .alts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &a)| {
+                            (
+                                Conjunct {
+                                    env: None,
+                                    x: CExpr::Vertex(a),
+                                    ci: ci.clone(),
+                                    span: c.span,
+                                },
+                                i < d.num_defaults,
+                            )
+                        })
+                        .collect();
+                    return Disjunction {
+                        alts,
+                        has_defaults: d.num_defaults > 0,
+                    };
+                }
+            }
+            CExpr::Value(Value::Or(vs)) => {
+                let alts = vs
+                    .iter()
+                    .map(|v| {
+                        (
+                            Conjunct {
+                                env: None,
+                                x: CExpr::Value(v.clone()),
+                                ci: ci.clone(),
+                                span: c.span,
+                            },
+                            false,
+                        )
+                    })
+                    .collect();
+                return Disjunction {
+                    alts,
+                    has_defaults: false,
+                };
+            }
+            _ => {}
+        }
+        Disjunction {
+            alts: vec![(c.clone(), false)],
+            has_defaults: false,
+        }
+    }
+
+    fn clone_for(&mut self, v: VId, conjs: Vec<Conjunct>) -> VId {
+        let (parent, label, at) = {
+            let vx = self.v(v);
+            (vx.parent, vx.label, vx.arc_type)
+        };
+        let c = self.new_vertex(parent, label, at);
+        let cx = self.vm(c);
+        cx.is_disjunct = true;
+        cx.conjuncts = conjs;
+        c
+    }
+
+    /// Whether a vertex failed (permanently) after evaluation.
+    fn failed(&mut self, c: VId, finalize: bool) -> Option<Rc<Bottom>> {
+        self.evaluate(c);
+        let d = self.deref(c);
+        if let Some(e) = &self.v(d).err
+            && !e.is_incomplete()
+        {
+            return Some(e.clone());
+        }
+        if finalize {
+            return self.finalize(c, false);
+        }
+        None
+    }
+
+    pub(super) fn expand_disjunctions(&mut self, v: VId, st: NodeState) {
+        let disjs: Vec<Disjunction> = st.disjs.iter().map(|c| self.disjunction_of(c)).collect();
+        let mut cands = vec![Cand {
+            conjs: st.leaves,
+            choices: Vec::new(),
+            vertex: v,
+        }];
+        let mut errors: Vec<Rc<Bottom>> = Vec::new();
+        let n = disjs.len();
+        for (i, d) in disjs.iter().enumerate() {
+            let last = i + 1 == n;
+            let mut next = Vec::new();
+            for cand in &cands {
+                for (j, (alt, _)) in d.alts.iter().enumerate() {
+                    if next.len() >= MAX_CANDIDATES {
+                        self.aborted = Some("disjunction too large".into());
+                        break;
+                    }
+                    let mut conjs = cand.conjs.clone();
+                    conjs.push(alt.clone());
+                    let c = self.clone_for(v, conjs.clone());
+                    if let Some(e) = self.failed(c, last) {
+                        errors.push(e);
+                        continue;
+                    }
+                    let mut choices = cand.choices.clone();
+                    choices.push(j);
+                    next.push(Cand {
+                        conjs,
+                        choices,
+                        vertex: c,
+                    });
+                }
+            }
+            cands = next;
+            if cands.is_empty() {
+                break;
+            }
+        }
+        if cands.is_empty() {
+            let err = disjunction_error(errors);
+            self.vm(v).err = Some(err);
+            return;
+        }
+        // Default modes, with the dropped-default rule.
+        let dropped: Vec<bool> = disjs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d.has_defaults && !cands.iter().any(|c| d.alts[c.choices[i]].1))
+            .collect();
+        let mut results: Vec<(VId, u8)> = Vec::new();
+        for cand in &cands {
+            let mut mode = MAYBE;
+            for (i, d) in disjs.iter().enumerate() {
+                if !d.has_defaults || dropped[i] {
+                    continue;
+                }
+                let m = if d.alts[cand.choices[i]].1 { IS } else { NOT };
+                mode = mode.max(m);
+            }
+            let c = self.deref(cand.vertex);
+            if let Some(inner) = self.v(c).disj.clone() {
+                let inner_has_default = inner.num_defaults > 0;
+                for (k, &a) in inner.alts.iter().enumerate() {
+                    let im = if !inner_has_default {
+                        MAYBE
+                    } else if k < inner.num_defaults {
+                        IS
+                    } else {
+                        NOT
+                    };
+                    let m = if im == MAYBE {
+                        mode
+                    } else if mode == MAYBE {
+                        im
+                    } else {
+                        mode.max(im)
+                    };
+                    self.push_result(&mut results, a, m);
+                }
+            } else {
+                self.push_result(&mut results, c, mode);
+            }
+        }
+        if results.len() == 1 {
+            self.vm(v).forward = Some(results[0].0);
+            return;
+        }
+        let mut alts: Vec<VId> = results.iter().filter(|r| r.1 == IS).map(|r| r.0).collect();
+        let num_defaults = alts.len();
+        alts.extend(results.iter().filter(|r| r.1 != IS).map(|r| r.0));
+        for (i, &a) in alts.iter().enumerate() {
+            self.vm(a).default_mode = if i < num_defaults { IS } else { NOT };
+        }
+        self.vm(v).disj = Some(Rc::new(DisjVal { alts, num_defaults }));
+    }
+
+    fn push_result(&mut self, results: &mut Vec<(VId, u8)>, a: VId, mode: u8) {
+        for i in 0..results.len() {
+            let (e, em) = results[i];
+            if self.vertices_equal(e, a, 0) {
+                if mode == IS || em == IS {
+                    results[i].1 = IS;
+                } else if em == MAYBE {
+                    results[i].1 = mode;
+                }
+                return;
+            }
+        }
+        results.push((a, mode));
+    }
+
+    /// Structural equality of two evaluated vertices, non-concrete values included.
+    pub fn vertices_equal(&mut self, a: VId, b: VId, depth: usize) -> bool {
+        if depth > 64 {
+            return false;
+        }
+        self.finalize(a, true);
+        self.finalize(b, true);
+        let a = self.deref(a);
+        let b = self.deref(b);
+        if a == b {
+            return true;
+        }
+        let (ax, bx) = (self.v(a), self.v(b));
+        if ax.err.is_some() || bx.err.is_some() {
+            return false;
+        }
+        match (&ax.disj, &bx.disj) {
+            (None, None) => {}
+            (Some(x), Some(y)) => {
+                if x.alts.len() != y.alts.len() || x.num_defaults != y.num_defaults {
+                    return false;
+                }
+                let (xa, ya) = (x.alts.clone(), y.alts.clone());
+                return xa
+                    .iter()
+                    .zip(ya.iter())
+                    .all(|(&p, &q)| self.vertices_equal(p, q, depth + 1));
+            }
+            _ => return false,
+        }
+        if ax.kind != bx.kind || ax.is_list != bx.is_list || ax.has_top != bx.has_top && ax.kind != value::Kind::TOP {
+            return false;
+        }
+        match (&ax.scalar, &bx.scalar) {
+            (Some(x), Some(y)) => {
+                if !expr::scalar_eq(x, y) || x.kind() != y.kind() {
+                    return false;
+                }
+            }
+            (None, None) => {}
+            _ => return false,
+        }
+        if ax.constraints.len() != bx.constraints.len()
+            || !ax
+                .constraints
+                .iter()
+                .all(|c| bx.constraints.iter().any(|d| self.constraint_eq(c, d)))
+        {
+            return false;
+        }
+        if ax.is_list && ax.list_open != bx.list_open {
+            return false;
+        }
+        let fa: Vec<VId> = ax
+            .arcs
+            .iter()
+            .copied()
+            .filter(|&x| !self.v(x).label.is_let())
+            .collect();
+        let fb: Vec<VId> = bx
+            .arcs
+            .iter()
+            .copied()
+            .filter(|&x| !self.v(x).label.is_let())
+            .collect();
+        if fa.len() != fb.len() {
+            return false;
+        }
+        for x in fa {
+            let l = self.v(x).label;
+            let Some(y) = fb.iter().copied().find(|&y| self.v(y).label == l) else {
+                return false;
+            };
+            if self.v(x).arc_type != self.v(y).arc_type {
+                return false;
+            }
+            if !self.vertices_equal(x, y, depth + 1) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn constraint_eq(&self, a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Validator(x), Value::Validator(y)) => x.text(self) == y.text(self),
+            _ => expr::value_eq_shallow(a, b),
+        }
+    }
+}
+
+/// The error of a disjunction whose every alternative failed.
+fn disjunction_error(errors: Vec<Rc<Bottom>>) -> Rc<Bottom> {
+    if let Some(u) = errors.iter().find(|e| e.code == ErrCode::User) {
+        return u.clone();
+    }
+    match errors.len() {
+        0 => Bottom::eval("empty disjunction"),
+        1 => errors[0].clone(),
+        n => {
+            let code = errors.iter().map(|e| e.code).min().unwrap_or(ErrCode::Eval);
+            let mut spans = Vec::new();
+            for e in &errors {
+                spans.extend(e.spans.iter().copied());
+            }
+            let msg = format!(
+                "{} errors in empty disjunction:{}",
+                n,
+                errors
+                    .iter()
+                    .map(|e| format!("\n{}", e.msg))
+                    .collect::<String>()
+            );
+            Rc::new(Bottom {
+                code,
+                msg,
+                spans,
+                child: false,
+                at: None,
+            })
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Export: turning an evaluated vertex into concrete data ([`crate::encode::Data`]) the way
+//! `cue export` does, gathering every error on the way (conflicts, incomplete values, required
+//! fields that are missing), with CUE's field order.
+
+use std::rc::Rc;
+
+use crate::ast::Span;
+use crate::encode::{Data, Field};
+use crate::num::NumKind;
+
+use super::ir::ArcType;
+use super::value::{Bottom, ErrCode, Kind, Value};
+use super::*;
+
+/// An error found while exporting, with the CUE path it belongs to.
+#[derive(Clone, Debug)]
+pub struct ExportError {
+    pub path: String,
+    pub code: ErrCode,
+    pub msg: String,
+    pub spans: Vec<Span>,
+}
+
+impl Runtime {
+    /// Converts a concrete value to data, for builtins such as `json.Marshal`.
+    pub(super) fn value_to_data(&mut self, v: &Value) -> Result<Data, Rc<Bottom>> {
+        match v {
+            Value::Vertex(w) => {
+                let mut errs = Vec::new();
+                let w = *w;
+                self.finalize(w, false);
+                match self.export_vertex(w, &mut errs, 0) {
+                    Some(d) if errs.is_empty() => Ok(d),
+                    _ => {
+                        let e = errs.into_iter().next();
+                        Err(match e {
+                            Some(e) => Rc::new(Bottom {
+                                code: e.code,
+                                msg: e.msg,
+                                spans: e.spans,
+                                child: false,
+                                at: None,
+                            }),
+                            None => Bottom::incomplete("incomplete value"),
+                        })
+                    }
+                }
+            }
+            other => scalar_data(other).ok_or_else(|| {
+                Bottom::incomplete(format!(
+                    "cannot convert incomplete value {} to JSON",
+                    super::label::quote(&self.value_text(other))
+                ))
+            }),
+        }
+    }
+
+    /// Exports a vertex: its data, or `None` with the errors appended to `errs`.
+    pub fn export_vertex(&mut self, v: VId, errs: &mut Vec<ExportError>, depth: usize) -> Option<Data> {
+        if depth > MAX_DEPTH {
+            errs.push(ExportError {
+                path: self.path(v),
+                code: ErrCode::Eval,
+                msg: "value too deep to export".into(),
+                spans: Vec::new(),
+            });
+            return None;
+        }
+        self.evaluate(v);
+        let d = self.deref(v);
+        self.evaluate(d);
+        if let Some(dj) = self.v(d).disj.clone() {
+            if dj.num_defaults == 1 {
+                return self.export_vertex(dj.alts[0], errs, depth + 1);
+            }
+            let text = self.vertex_text(d);
+            errs.push(ExportError {
+                path: self.path(v),
+                code: ErrCode::Incomplete,
+                msg: format!("incomplete value {}", text),
+                spans: Vec::new(),
+            });
+            return None;
+        }
+        let vx = self.v(d);
+        if let Some(e) = vx.err.clone() {
+            let path = match e.at {
+                Some(a) => self.path(a),
+                None => self.path(v),
+            };
+            errs.push(ExportError {
+                path,
+                code: e.code,
+                msg: e.msg.clone(),
+                spans: e.spans.clone(),
+            });
+            return None;
+        }
+        if let Some(s) = &vx.scalar {
+            if let Some(data) = scalar_data(s) {
+                return Some(data);
+            }
+        }
+        if vx.is_list {
+            let elems: Vec<VId> = vx
+                .arcs
+                .iter()
+                .copied()
+                .filter(|&a| self.v(a).label.is_int())
+                .collect();
+            let mut out = Vec::with_capacity(elems.len());
+            let mut ok = true;
+            for a in elems {
+                match self.export_vertex(a, errs, depth + 1) {
+                    Some(x) => out.push(x),
+                    None => ok = false,
+                }
+            }
+            return ok.then_some(Data::List(out));
+        }
+        let is_struct = vx.kind.contains(Kind::STRUCT) && !vx.kind.intersects(Kind::SCALAR)
+            || vx
+                .arcs
+                .iter()
+                .any(|&a| self.v(a).label.is_regular() && self.v(a).arc_type != ArcType::Optional);
+        if is_struct && vx.scalar.is_none() {
+            let order = self.field_order(d);
+            let mut fields = Vec::with_capacity(order.len());
+            let mut ok = true;
+            for a in order {
+                let ax = self.v(a);
+                match ax.arc_type {
+                    ArcType::Optional => continue,
+                    ArcType::Required => {
+                        let spans = ax
+                            .conjuncts
+                            .iter()
+                            .map(|c| c.span)
+                            .filter(|s| *s != Span::default())
+                            .collect();
+                        errs.push(ExportError {
+                            path: self.path(a),
+                            code: ErrCode::Incomplete,
+                            msg: "field is required but not present".into(),
+                            spans,
+                        });
+                        ok = false;
+                        continue;
+                    }
+                    ArcType::Member => {}
+                }
+                let name = self.prog.labels.text(ax.label);
+                match self.export_vertex(a, errs, depth + 1) {
+                    Some(x) => fields.push(Field {
+                        name,
+                        value: x,
+                        yaml_tag: None,
+                    }),
+                    None => ok = false,
+                }
+            }
+            return ok.then_some(Data::Struct(fields));
+        }
+        let val = self.value_of(d);
+        let text = match &val {
+            Value::Vertex(_) => "_".to_string(),
+            other => self.value_text(other),
+        };
+        errs.push(ExportError {
+            path: self.path(v),
+            code: ErrCode::Incomplete,
+            msg: format!("incomplete value {}", text),
+            spans: Vec::new(),
+        });
+        None
+    }
+
+    /// The regular fields of a struct in output order.
+    pub fn field_order(&self, v: VId) -> Vec<VId> {
+        self.v(v)
+            .arcs
+            .iter()
+            .copied()
+            .filter(|&a| self.v(a).label.is_regular())
+            .collect()
+    }
+}
+
+/// Data for a concrete scalar.
+pub fn scalar_data(v: &Value) -> Option<Data> {
+    Some(match v {
+        Value::Null => Data::Null,
+        Value::Bool(b) => Data::Bool(*b),
+        Value::Num(n, k) => Data::Number {
+            text: n.to_g_string(),
+            float: *k == NumKind::Float,
+        },
+        Value::Str(s) => Data::String(s.to_string()),
+        Value::Bytes(b) => Data::Bytes(b.to_vec()),
+        _ => return None,
+    })
+}

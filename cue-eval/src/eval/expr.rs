@@ -1,0 +1,1193 @@
+//! Expressions in value position: references, selectors and indices, operators with CUE's
+//! numeric and string semantics, interpolation, and the `x == _|_` existence test.
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use crate::ast::{BinaryOp, Span, UnaryOp};
+use crate::num::{Num, NumKind};
+
+use super::ir::{ArcType, Expr, ExprId};
+use super::label::Label;
+use super::unify::Resolved;
+use super::value::{Bottom, ErrCode, Kind, Value};
+use super::*;
+
+fn env_up(env: Option<&EnvRef>, up: u32) -> Option<&EnvRef> {
+    let mut e = env?;
+    for _ in 0..up {
+        e = e.up.as_ref()?;
+    }
+    Some(e)
+}
+
+/// Equality of two concrete scalars (numbers by value).
+pub fn scalar_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Num(x, _), Value::Num(y, _)) => x.cmp(y) == Ordering::Equal,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Equality of constraint values, for removing duplicate bounds.
+pub fn value_eq_shallow(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Bound(o1, x), Value::Bound(o2, y)) => {
+            o1 == o2 && (scalar_eq(x, y) && x.kind() == y.kind())
+        }
+        (Value::Basic(x), Value::Basic(y)) => x == y,
+        (Value::Top, Value::Top) => true,
+        _ => a.is_concrete_scalar() && b.is_concrete_scalar() && scalar_eq(a, b),
+    }
+}
+
+impl Runtime {
+    /// Resolves a reference-like expression to the vertex it names.
+    pub(super) fn resolve(
+        &mut self,
+        env: Option<&EnvRef>,
+        id: ExprId,
+        cur: VId,
+    ) -> Result<Resolved, Rc<Bottom>> {
+        let e = self.prog.expr_rc(id);
+        let span = self.prog.span(id);
+        match &*e {
+            Expr::FieldRef { up, label } => {
+                let Some(frame) = env_up(env, *up) else {
+                    return Err(Bottom::with_span(ErrCode::Eval, "reference out of scope", span));
+                };
+                let scope = frame.vertex;
+                self.lookup_field(scope, *label, span, true)
+            }
+            Expr::LetRef { up, label, name } => {
+                let Some(frame) = env_up(env, *up) else {
+                    return Err(Bottom::with_span(ErrCode::Eval, "reference out of scope", span));
+                };
+                let scope = frame.vertex;
+                match self.arc(scope, *label) {
+                    Some(a) => {
+                        let ax = self.v(a);
+                        if ax.anonymous
+                            && let Some(f) = ax.forward
+                            && ax.conjuncts.is_empty()
+                        {
+                            return Ok(Resolved::Vertex(f));
+                        }
+                        Ok(Resolved::Vertex(a))
+                    }
+                    None => Err(Bottom::with_span(
+                        ErrCode::Incomplete,
+                        format!("reference {name:?} not yet available"),
+                        span,
+                    )),
+                }
+            }
+            Expr::ValueRef { up } => {
+                if *up == 0 {
+                    return Ok(Resolved::Vertex(cur));
+                }
+                match env_up(env, up - 1) {
+                    Some(f) => Ok(Resolved::Vertex(f.vertex)),
+                    None => Err(Bottom::with_span(ErrCode::Eval, "reference out of scope", span)),
+                }
+            }
+            Expr::LabelRef { up } => {
+                let l = env_up(env, *up).and_then(|f| f.dyn_label);
+                match l {
+                    Some(l) if l.is_int() => Ok(Resolved::Value(Value::int(l.index() as i64))),
+                    Some(l) => Ok(Resolved::Value(Value::Str(Rc::from(self.prog.labels.name(l))))),
+                    None => Ok(Resolved::Value(Value::Basic(Kind::STRING))),
+                }
+            }
+            Expr::Import(pkg) => match self.packages.get(*pkg as usize).copied().flatten() {
+                Some(root) => Ok(Resolved::Vertex(root)),
+                None => Err(Bottom::with_span(
+                    ErrCode::Eval,
+                    format!(
+                        "package {:?} not found",
+                        self.prog.imports.get(*pkg as usize).cloned().unwrap_or_default()
+                    ),
+                    span,
+                )),
+            },
+            Expr::Selector(x, label) => {
+                let base = self.resolve_base(env, *x, cur)?;
+                let base = match base {
+                    Resolved::Vertex(w) => w,
+                    Resolved::Value(v) => {
+                        return Err(self.select_error(&v, *label, span));
+                    }
+                };
+                self.evaluate(base);
+                let w = self.default_of(base);
+                self.evaluate(w);
+                self.lookup_field(w, *label, span, false)
+            }
+            Expr::Index(x, i) => {
+                let base = self.resolve_base(env, *x, cur)?;
+                let idx = self.eval_value(env, *i, Some(cur));
+                let idx = self.concrete(idx)?;
+                let w = match base {
+                    Resolved::Vertex(w) => w,
+                    Resolved::Value(v) => {
+                        return Err(Bottom::with_span(
+                            ErrCode::Eval,
+                            format!(
+                                "invalid operand {} (found {}, want list or struct)",
+                                self.value_text(&v),
+                                v.kind().name()
+                            ),
+                            span,
+                        ));
+                    }
+                };
+                self.evaluate(w);
+                let w = self.default_of(w);
+                self.evaluate(w);
+                if let Some(e) = self.v(w).err.clone() {
+                    return Err(e);
+                }
+                match idx {
+                    Value::Num(n, NumKind::Int) => {
+                        let is_list = self.v(w).is_list;
+                        if !is_list {
+                            return Err(Bottom::with_span(
+                                ErrCode::Eval,
+                                format!(
+                                    "invalid operand {} (found {}, want list or struct)",
+                                    self.expr_text(*x),
+                                    self.v(w).kind.name()
+                                ),
+                                span,
+                            ));
+                        }
+                        let len = self
+                            .v(w)
+                            .arcs
+                            .iter()
+                            .filter(|&&a| self.v(a).label.is_int())
+                            .count();
+                        let i = n.to_i64().unwrap_or(-1);
+                        if i < 0 || i as usize >= len {
+                            let open = self.v(w).list_open;
+                            return Err(Bottom::with_span(
+                                if open { ErrCode::Incomplete } else { ErrCode::Eval },
+                                format!("index out of range [{}] with length {}", i, len),
+                                span,
+                            ));
+                        }
+                        match self.arc(w, Label::int(i as u32)) {
+                            Some(a) => Ok(Resolved::Vertex(a)),
+                            None => Err(Bottom::with_span(
+                                ErrCode::Eval,
+                                format!("index out of range [{}] with length {}", i, len),
+                                span,
+                            )),
+                        }
+                    }
+                    Value::Str(s) => {
+                        let l = self.prog.labels.string(&s);
+                        self.lookup_field(w, l, span, false)
+                    }
+                    Value::Bottom(b) => Err(b),
+                    other => Err(Bottom::with_span(
+                        if other.is_concrete_scalar() {
+                            ErrCode::Eval
+                        } else {
+                            ErrCode::Incomplete
+                        },
+                        format!(
+                            "invalid index {} (type {})",
+                            self.value_text(&other),
+                            other.kind().name()
+                        ),
+                        span,
+                    )),
+                }
+            }
+            _ => match self.eval_value(env, id, Some(cur)) {
+                Value::Vertex(w) => Ok(Resolved::Vertex(w)),
+                Value::Bottom(b) => Err(b),
+                v => Ok(Resolved::Value(v)),
+            },
+        }
+    }
+
+    fn resolve_base(
+        &mut self,
+        env: Option<&EnvRef>,
+        x: ExprId,
+        cur: VId,
+    ) -> Result<Resolved, Rc<Bottom>> {
+        self.resolve(env, x, cur)
+    }
+
+    fn select_error(&self, v: &Value, label: Label, span: Span) -> Rc<Bottom> {
+        if let Value::Bottom(b) = v {
+            return b.clone();
+        }
+        let code = if v.is_concrete_scalar() {
+            ErrCode::Eval
+        } else {
+            ErrCode::Incomplete
+        };
+        Bottom::with_span(
+            code,
+            format!(
+                "invalid selector {}: cannot use {} (type {}) as struct",
+                self.prog.labels.text(label),
+                self.value_text(v),
+                v.kind().name()
+            ),
+            span,
+        )
+    }
+
+    fn lookup_field(
+        &mut self,
+        scope: VId,
+        label: Label,
+        span: Span,
+        static_ref: bool,
+    ) -> Result<Resolved, Rc<Bottom>> {
+        if self.v(scope).status == Status::Unprocessed {
+            self.evaluate(scope);
+        }
+        let mut found = self.arc(scope, label);
+        if found.is_none() {
+            let d = self.default_of(scope);
+            if d != scope {
+                self.evaluate(d);
+                found = self.arc(d, label);
+            }
+        }
+        match found {
+            Some(a) => {
+                let at = self.v(a).arc_type;
+                if at == ArcType::Optional && !static_ref {
+                    return Err(Bottom::with_span(
+                        ErrCode::Incomplete,
+                        format!(
+                            "cannot reference optional field: {}",
+                            self.prog.labels.text(label)
+                        ),
+                        span,
+                    ));
+                }
+                if at == ArcType::Required && !static_ref {
+                    return Err(Bottom::with_span(
+                        ErrCode::Incomplete,
+                        format!("required field missing: {}", self.prog.labels.text(label)),
+                        span,
+                    ));
+                }
+                Ok(Resolved::Vertex(a))
+            }
+            None => {
+                let sx = self.v(self.deref(scope));
+                if let Some(e) = &sx.err
+                    && !static_ref
+                {
+                    return Err(e.clone());
+                }
+                let is_struct = sx.kind.contains(Kind::STRUCT) || sx.arcs.iter().any(|_| true);
+                if !is_struct && sx.scalar.is_some() {
+                    let s = sx.scalar.clone().unwrap();
+                    return Err(self.select_error(&s, label, span));
+                }
+                Err(Bottom::with_span(
+                    ErrCode::Incomplete,
+                    format!("undefined field: {}", self.prog.labels.path_text(label)),
+                    span,
+                ))
+            }
+        }
+    }
+
+    /// The value of a vertex in value position: its default, scalar, or the vertex itself for
+    /// structs and lists.
+    pub(super) fn value_of(&mut self, w: VId) -> Value {
+        self.evaluate(w);
+        if self.v(w).status == Status::Evaluating {
+            return Value::Bottom(Bottom::new(ErrCode::Cycle, "cyclic reference"));
+        }
+        let w = self.deref(w);
+        self.evaluate(w);
+        if self.v(w).status == Status::Evaluating {
+            return Value::Bottom(Bottom::new(ErrCode::Cycle, "cyclic reference"));
+        }
+        let vx = self.v(w);
+        if let Some(d) = &vx.disj {
+            if d.num_defaults == 1 {
+                let a = d.alts[0];
+                return self.value_of(a);
+            }
+            return Value::Vertex(w);
+        }
+        if let Some(e) = &vx.err {
+            return Value::Bottom(e.clone());
+        }
+        if let Some(s) = &vx.scalar {
+            return s.clone();
+        }
+        if vx.is_list || vx.kind == Kind::STRUCT || vx.kind == Kind::LIST {
+            return Value::Vertex(w);
+        }
+        if vx.arcs.iter().any(|&a| self.v(a).label.is_regular()) {
+            return Value::Vertex(w);
+        }
+        let mut parts = Vec::new();
+        if vx.kind != Kind::TOP {
+            let implied = vx
+                .constraints
+                .iter()
+                .fold(Kind::TOP, |k, c| k.and(c.kind()));
+            if vx.kind != implied || vx.constraints.is_empty() {
+                parts.push(Value::Basic(vx.kind));
+            }
+        }
+        parts.extend(vx.constraints.iter().cloned());
+        match parts.len() {
+            0 => {
+                if vx.kind.contains(Kind::STRUCT) && !vx.kind.intersects(Kind::SCALAR) {
+                    Value::Vertex(w)
+                } else {
+                    Value::Top
+                }
+            }
+            1 => parts.pop().unwrap(),
+            _ => Value::Conj(Rc::from(parts)),
+        }
+    }
+
+    /// Resolves a value to a concrete one where possible (taking defaults of disjunctions).
+    pub(super) fn concrete(&mut self, v: Value) -> Result<Value, Rc<Bottom>> {
+        match v {
+            Value::Bottom(b) => Err(b),
+            Value::Vertex(w) => {
+                self.evaluate(w);
+                let d = self.deref(w);
+                if let Some(dj) = self.v(d).disj.clone() {
+                    if dj.num_defaults == 1 {
+                        return self.concrete(Value::Vertex(dj.alts[0]));
+                    }
+                    return Err(Bottom::incomplete(format!(
+                        "unresolved disjunction {} (type {})",
+                        self.vertex_text(d),
+                        self.vertex_kind(d).name()
+                    )));
+                }
+                let val = self.value_of(d);
+                match val {
+                    Value::Vertex(x) => Ok(Value::Vertex(x)),
+                    other => self.concrete(other),
+                }
+            }
+            other => Ok(other),
+        }
+    }
+
+    pub(super) fn vertex_kind(&self, v: VId) -> Kind {
+        let vx = self.v(self.deref(v));
+        if let Some(d) = &vx.disj {
+            return d
+                .alts
+                .iter()
+                .fold(Kind::BOTTOM, |k, &a| k.or(self.vertex_kind(a)));
+        }
+        if let Some(s) = &vx.scalar {
+            return s.kind();
+        }
+        vx.kind
+    }
+
+    /// Evaluates an expression in value position.
+    pub(super) fn eval_value(&mut self, env: Option<&EnvRef>, id: ExprId, cur: Option<VId>) -> Value {
+        crate::stack::guard(|| self.eval_value_inner(env, id, cur))
+    }
+
+    fn anon_vertex(&mut self, conjs: Vec<Conjunct>) -> VId {
+        let l = self.prog.labels.string("");
+        let a = self.new_vertex(None, l, ArcType::Member);
+        let ax = self.vm(a);
+        ax.anonymous = true;
+        ax.conjuncts = conjs;
+        a
+    }
+
+    fn eval_value_inner(&mut self, env: Option<&EnvRef>, id: ExprId, cur: Option<VId>) -> Value {
+        let e = self.prog.expr_rc(id);
+        let span = self.prog.span(id);
+        match &*e {
+            Expr::Top => Value::Top,
+            Expr::Bottom => Value::Bottom(Bottom::with_span(
+                ErrCode::User,
+                "explicit error (_|_ literal) in source",
+                span,
+            )),
+            Expr::Null => Value::Null,
+            Expr::Bool(b) => Value::Bool(*b),
+            Expr::Num(n, k) => Value::num(n.clone(), *k),
+            Expr::Str(s) => Value::Str(s.clone()),
+            Expr::Bytes(b) => Value::Bytes(b.clone()),
+            Expr::Basic(k) => Value::Basic(*k),
+            Expr::Range(k, lo, hi) => {
+                let mut parts = vec![Value::Basic(*k)];
+                if let Some(l) = lo {
+                    parts.push(Value::Bound(
+                        UnaryOp::Ge,
+                        Rc::new(Value::num(l.clone(), NumKind::Int)),
+                    ));
+                }
+                if let Some(h) = hi {
+                    parts.push(Value::Bound(
+                        UnaryOp::Le,
+                        Rc::new(Value::num(h.clone(), NumKind::Int)),
+                    ));
+                }
+                Value::Conj(Rc::from(parts))
+            }
+            Expr::Bound(op, x) => {
+                let v = self.eval_value(env, *x, cur);
+                match self.concrete(v) {
+                    Ok(v) if v.is_concrete_scalar() => {
+                        if matches!(op, UnaryOp::Match | UnaryOp::NotMatch) {
+                            if let Value::Str(s) = &v
+                                && let Err(e) = super::builtins::regex(s)
+                            {
+                                return Value::Bottom(Bottom::with_span(ErrCode::Eval, e, span));
+                            }
+                        }
+                        Value::Bound(*op, Rc::new(v))
+                    }
+                    Ok(other) => Value::Bottom(Bottom::with_span(
+                        ErrCode::Incomplete,
+                        format!(
+                            "non-concrete value {} for bound {}",
+                            self.value_text(&other),
+                            op.as_str()
+                        ),
+                        span,
+                    )),
+                    Err(b) => Value::Bottom(b),
+                }
+            }
+            Expr::Struct(_) | Expr::List(_) => {
+                let a = self.anon_vertex(vec![Conjunct {
+                    env: env.cloned(),
+                    x: CExpr::Expr(id),
+                    ci: CloseInfo::default(),
+                    span,
+                }]);
+                Value::Vertex(a)
+            }
+            Expr::FieldRef { .. }
+            | Expr::LetRef { .. }
+            | Expr::ValueRef { .. }
+            | Expr::LabelRef { .. }
+            | Expr::Import(_)
+            | Expr::Selector(..)
+            | Expr::Index(..) => {
+                let cur_v = cur.unwrap_or(0);
+                match self.resolve(env, id, cur_v) {
+                    Ok(Resolved::Vertex(w)) => {
+                        if Some(w) == cur || cur.is_some_and(|c| self.is_ancestor(w, c)) {
+                            if self.v(w).status == Status::Evaluating {
+                                return Value::Bottom(Bottom::with_span(
+                                    ErrCode::Cycle,
+                                    "cyclic reference",
+                                    span,
+                                ));
+                            }
+                        }
+                        match self.value_of(w) {
+                            Value::Bottom(b) if b.spans.is_empty() => {
+                                let mut bb = (*b).clone();
+                                bb.spans.push(span);
+                                Value::Bottom(Rc::new(bb))
+                            }
+                            v => v,
+                        }
+                    }
+                    Ok(Resolved::Value(v)) => v,
+                    Err(b) => Value::Bottom(b),
+                }
+            }
+            Expr::Builtin(b) => Value::Bottom(Bottom::with_span(
+                ErrCode::Eval,
+                format!("builtin {:?} used as a value", b),
+                span,
+            )),
+            Expr::Slice(x, lo, hi) => self.eval_slice(env, *x, *lo, *hi, cur, span),
+            Expr::Call(f, args) => self.eval_call(env, *f, args, cur, span),
+            Expr::Unary(op, x) => {
+                let v = self.eval_value(env, *x, cur);
+                self.unary(*op, v, span)
+            }
+            Expr::Binary(op, a, b) => self.binary(env, *op, *a, *b, cur, span),
+            Expr::Disj(_) => {
+                let a = self.anon_vertex(vec![Conjunct {
+                    env: env.cloned(),
+                    x: CExpr::Expr(id),
+                    ci: CloseInfo::default(),
+                    span,
+                }]);
+                self.value_of(a)
+            }
+            Expr::Interp(frags, exprs, bytes) => self.interpolate(env, frags, exprs, *bytes, cur, span),
+            Expr::Error(msg) => Value::Bottom(Bottom::with_span(ErrCode::Eval, msg.to_string(), span)),
+        }
+    }
+
+    fn eval_slice(
+        &mut self,
+        env: Option<&EnvRef>,
+        x: ExprId,
+        lo: Option<ExprId>,
+        hi: Option<ExprId>,
+        cur: Option<VId>,
+        span: Span,
+    ) -> Value {
+        let base = self.eval_value(env, x, cur);
+        let base = match self.concrete(base) {
+            Ok(Value::Vertex(w)) => w,
+            Ok(other) => {
+                return Value::Bottom(Bottom::with_span(
+                    ErrCode::Eval,
+                    format!("cannot slice {} (type {})", self.value_text(&other), other.kind().name()),
+                    span,
+                ));
+            }
+            Err(b) => return Value::Bottom(b),
+        };
+        let elems: Vec<VId> = self
+            .v(base)
+            .arcs
+            .iter()
+            .copied()
+            .filter(|&a| self.v(a).label.is_int())
+            .collect();
+        let mut bound = |this: &mut Runtime, e: Option<ExprId>, dflt: usize| -> Result<usize, Rc<Bottom>> {
+            match e {
+                None => Ok(dflt),
+                Some(e) => {
+                    let v = this.eval_value(env, e, cur);
+                    match this.concrete(v)? {
+                        Value::Num(n, NumKind::Int) => n
+                            .to_i64()
+                            .filter(|&i| i >= 0)
+                            .map(|i| i as usize)
+                            .ok_or_else(|| Bottom::with_span(ErrCode::Eval, "negative slice index", span)),
+                        other => Err(Bottom::with_span(
+                            ErrCode::Eval,
+                            format!("invalid slice index {}", this.value_text(&other)),
+                            span,
+                        )),
+                    }
+                }
+            }
+        };
+        let l = match bound(self, lo, 0) {
+            Ok(v) => v,
+            Err(b) => return Value::Bottom(b),
+        };
+        let h = match bound(self, hi, elems.len()) {
+            Ok(v) => v,
+            Err(b) => return Value::Bottom(b),
+        };
+        if l > h || h > elems.len() {
+            return Value::Bottom(Bottom::with_span(
+                ErrCode::Eval,
+                format!("invalid slice index: {} > {}", l.max(h), if l > h { h } else { elems.len() }),
+                span,
+            ));
+        }
+        self.make_list(elems[l..h].to_vec())
+    }
+
+    /// A new list vertex whose elements are the values of the given vertices.
+    pub(super) fn make_list(&mut self, elems: Vec<VId>) -> Value {
+        let l = self.prog.labels.string("");
+        let a = self.new_vertex(None, l, ArcType::Member);
+        self.vm(a).anonymous = true;
+        self.vm(a).is_list = true;
+        self.vm(a).kind = Kind::LIST;
+        self.vm(a).list_len = Some(elems.len() as u32);
+        for (i, e) in elems.into_iter().enumerate() {
+            let c = self.new_vertex(Some(a), Label::int(i as u32), ArcType::Member);
+            self.vm(c).conjuncts.push(Conjunct {
+                env: None,
+                x: CExpr::Vertex(e),
+                ci: CloseInfo::default(),
+                span: Span::default(),
+            });
+            self.vm(a).arcs.push(c);
+        }
+        self.vm(a).status = Status::Evaluated;
+        Value::Vertex(a)
+    }
+
+    /// A new list vertex holding the given values.
+    pub(super) fn make_list_values(&mut self, vals: Vec<Value>) -> Value {
+        let l = self.prog.labels.string("");
+        let a = self.new_vertex(None, l, ArcType::Member);
+        self.vm(a).anonymous = true;
+        self.vm(a).is_list = true;
+        self.vm(a).kind = Kind::LIST;
+        self.vm(a).list_len = Some(vals.len() as u32);
+        for (i, v) in vals.into_iter().enumerate() {
+            let c = self.new_vertex(Some(a), Label::int(i as u32), ArcType::Member);
+            self.vm(c).conjuncts.push(Conjunct {
+                env: None,
+                x: CExpr::Value(v),
+                ci: CloseInfo::default(),
+                span: Span::default(),
+            });
+            self.vm(a).arcs.push(c);
+        }
+        self.vm(a).status = Status::Evaluated;
+        Value::Vertex(a)
+    }
+
+    fn unary(&mut self, op: UnaryOp, v: Value, span: Span) -> Value {
+        let v = match self.concrete(v) {
+            Ok(v) => v,
+            Err(b) => return Value::Bottom(b),
+        };
+        match (op, &v) {
+            (UnaryOp::Neg, Value::Num(n, k)) => Value::num(n.neg(), *k),
+            (UnaryOp::Pos, Value::Num(..)) => v,
+            (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
+            _ if !v.is_concrete_scalar() && !matches!(v, Value::Vertex(_)) => {
+                Value::Bottom(Bottom::with_span(
+                    ErrCode::Incomplete,
+                    format!(
+                        "operand {} of '{}' not concrete (was {})",
+                        self.value_text(&v),
+                        op.as_str(),
+                        v.kind().name()
+                    ),
+                    span,
+                ))
+            }
+            _ => Value::Bottom(Bottom::with_span(
+                ErrCode::Eval,
+                format!(
+                    "invalid operation {}{} (mismatched type {})",
+                    op.as_str(),
+                    self.value_text(&v),
+                    v.kind().name()
+                ),
+                span,
+            )),
+        }
+    }
+
+    /// `x == _|_`: whether x fails to evaluate to a (non-failing) value.
+    fn is_bottom_test(&mut self, env: Option<&EnvRef>, x: ExprId, cur: Option<VId>) -> Result<bool, Rc<Bottom>> {
+        let v = self.eval_value(env, x, cur);
+        match v {
+            Value::Bottom(b) => {
+                if b.code == ErrCode::Cycle {
+                    return Err(b);
+                }
+                Ok(true)
+            }
+            Value::Vertex(w) => {
+                let d = self.deref(w);
+                if self.v(d).disj.is_some() {
+                    return Ok(false);
+                }
+                Ok(self.finalize(w, false).is_some())
+            }
+            v if v.is_concrete_scalar() => Ok(false),
+            _ => Ok(true),
+        }
+    }
+
+    fn binary(
+        &mut self,
+        env: Option<&EnvRef>,
+        op: BinaryOp,
+        a: ExprId,
+        b: ExprId,
+        cur: Option<VId>,
+        span: Span,
+    ) -> Value {
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            let lb = matches!(self.prog.expr(a), Expr::Bottom);
+            let rb = matches!(self.prog.expr(b), Expr::Bottom);
+            if lb || rb {
+                let x = if rb { a } else { b };
+                return match self.is_bottom_test(env, x, cur) {
+                    Ok(t) => Value::Bool(if op == BinaryOp::Eq { t } else { !t }),
+                    Err(e) => Value::Bottom(e),
+                };
+            }
+        }
+        if op == BinaryOp::Unify {
+            let c = |x: ExprId, this: &Runtime| Conjunct {
+                env: env.cloned(),
+                x: CExpr::Expr(x),
+                ci: CloseInfo::default(),
+                span: this.prog.span(x),
+            };
+            let conjs = vec![c(a, self), c(b, self)];
+            let v = self.anon_vertex(conjs);
+            return self.value_of(v);
+        }
+        let lv = self.eval_value(env, a, cur);
+        let rv = self.eval_value(env, b, cur);
+        let l = match self.concrete(lv) {
+            Ok(v) => v,
+            Err(e) => return Value::Bottom(e),
+        };
+        let r = match self.concrete(rv) {
+            Ok(v) => v,
+            Err(e) => return Value::Bottom(e),
+        };
+        self.binary_values(op, l, r, span)
+    }
+
+    /// Applies a binary operator to two values (defaults already taken).
+    pub(super) fn binary_values(&mut self, op: BinaryOp, l: Value, r: Value, span: Span) -> Value {
+        let concrete = |v: &Value| v.is_concrete_scalar() || matches!(v, Value::Vertex(_));
+        if !concrete(&l) || !concrete(&r) {
+            let bad = if !concrete(&l) { &l } else { &r };
+            return Value::Bottom(Bottom::with_span(
+                ErrCode::Incomplete,
+                format!(
+                    "invalid operand {} ('{}' requires concrete value)",
+                    self.value_text(bad),
+                    op.as_str()
+                ),
+                span,
+            ));
+        }
+        let err = |this: &Runtime, l: &Value, r: &Value| {
+            Value::Bottom(Bottom::with_span(
+                ErrCode::Eval,
+                format!(
+                    "invalid operands {} and {} to '{}' (type {} and {})",
+                    this.value_text(l),
+                    this.value_text(r),
+                    op.as_str(),
+                    this.value_kind_name(l),
+                    this.value_kind_name(r)
+                ),
+                span,
+            ))
+        };
+        match op {
+            BinaryOp::Eq | BinaryOp::Ne => {
+                let eq = self.values_equal(&l, &r);
+                Value::Bool(if op == BinaryOp::Eq { eq } else { !eq })
+            }
+            BinaryOp::And | BinaryOp::Or => match (&l, &r) {
+                (Value::Bool(x), Value::Bool(y)) => Value::Bool(if op == BinaryOp::And {
+                    *x && *y
+                } else {
+                    *x || *y
+                }),
+                _ => err(self, &l, &r),
+            },
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                let ord = match (&l, &r) {
+                    (Value::Num(x, _), Value::Num(y, _)) => x.cmp(y),
+                    (Value::Str(x), Value::Str(y)) => x.cmp(y),
+                    (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
+                    _ => return err(self, &l, &r),
+                };
+                Value::Bool(match op {
+                    BinaryOp::Lt => ord == Ordering::Less,
+                    BinaryOp::Le => ord != Ordering::Greater,
+                    BinaryOp::Gt => ord == Ordering::Greater,
+                    _ => ord != Ordering::Less,
+                })
+            }
+            BinaryOp::Match | BinaryOp::NotMatch => match (&l, &r) {
+                (Value::Str(x), Value::Str(re)) => match super::builtins::regex(re) {
+                    Ok(re) => {
+                        let m = re.is_match(x);
+                        Value::Bool(if op == BinaryOp::Match { m } else { !m })
+                    }
+                    Err(e) => Value::Bottom(Bottom::with_span(ErrCode::Eval, e, span)),
+                },
+                _ => err(self, &l, &r),
+            },
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => {
+                match (&l, &r) {
+                    (Value::Num(x, kx), Value::Num(y, ky)) => {
+                        let kind = if *kx == NumKind::Int && *ky == NumKind::Int {
+                            NumKind::Int
+                        } else {
+                            NumKind::Float
+                        };
+                        match op {
+                            BinaryOp::Add => Value::num(x.add(y), kind),
+                            BinaryOp::Sub => Value::num(x.sub(y), kind),
+                            BinaryOp::Mul => Value::num(x.mul(y), kind),
+                            _ => match x.quo(y) {
+                                Ok(q) => Value::num(q, NumKind::Float),
+                                Err(e) => Value::Bottom(Bottom::with_span(
+                                    ErrCode::Eval,
+                                    match e {
+                                        crate::num::NumError::DivisionByZero => {
+                                            "failed arithmetic: division by zero".to_string()
+                                        }
+                                        crate::num::NumError::DivisionUndefined => {
+                                            "failed arithmetic: division undefined".to_string()
+                                        }
+                                        other => format!("failed arithmetic: {other:?}"),
+                                    },
+                                    span,
+                                )),
+                            },
+                        }
+                    }
+                    (Value::Str(x), Value::Str(y)) if op == BinaryOp::Add => {
+                        let mut s = String::with_capacity(x.len() + y.len());
+                        s.push_str(x);
+                        s.push_str(y);
+                        Value::Str(Rc::from(s))
+                    }
+                    (Value::Bytes(x), Value::Bytes(y)) if op == BinaryOp::Add => {
+                        let mut s = x.to_vec();
+                        s.extend_from_slice(y);
+                        Value::Bytes(Rc::from(s))
+                    }
+                    (Value::Str(s), Value::Num(n, NumKind::Int))
+                    | (Value::Num(n, NumKind::Int), Value::Str(s))
+                        if op == BinaryOp::Mul =>
+                    {
+                        let k = n.to_i64().unwrap_or(-1);
+                        if k < 0 {
+                            return err(self, &l, &r);
+                        }
+                        Value::Str(Rc::from(s.repeat(k as usize)))
+                    }
+                    (Value::Bytes(s), Value::Num(n, NumKind::Int))
+                    | (Value::Num(n, NumKind::Int), Value::Bytes(s))
+                        if op == BinaryOp::Mul =>
+                    {
+                        let k = n.to_i64().unwrap_or(-1);
+                        if k < 0 {
+                            return err(self, &l, &r);
+                        }
+                        Value::Bytes(Rc::from(s.repeat(k as usize)))
+                    }
+                    (Value::Vertex(x), _) | (_, Value::Vertex(x))
+                        if self.v(self.deref(*x)).is_list
+                            && matches!(op, BinaryOp::Add | BinaryOp::Mul) =>
+                    {
+                        Value::Bottom(Bottom::with_span(
+                            ErrCode::Eval,
+                            if op == BinaryOp::Add {
+                                "Addition of lists is superseded by list.Concat; see https://cuelang.org/e/v0.11-list-arithmetic"
+                            } else {
+                                "Multiplication of lists is superseded by list.Repeat; see https://cuelang.org/e/v0.11-list-arithmetic"
+                            },
+                            span,
+                        ))
+                    }
+                    _ => err(self, &l, &r),
+                }
+            }
+            BinaryOp::Disj | BinaryOp::Unify => err(self, &l, &r),
+        }
+    }
+
+    fn value_kind_name(&self, v: &Value) -> String {
+        match v {
+            Value::Vertex(w) => self.vertex_kind(*w).name(),
+            v => v.kind().name(),
+        }
+    }
+
+    /// Structural equality of two concrete values (`==`).
+    pub(super) fn values_equal(&mut self, a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Vertex(x), Value::Vertex(y)) => {
+                let (x, y) = (*x, *y);
+                self.finalize(x, false);
+                self.finalize(y, false);
+                let x = self.default_of(x);
+                let y = self.default_of(y);
+                let (xl, yl) = (self.v(x).is_list, self.v(y).is_list);
+                if xl != yl {
+                    return false;
+                }
+                let fields = |this: &Runtime, v: VId| -> Vec<(Label, VId)> {
+                    this.v(v)
+                        .arcs
+                        .iter()
+                        .filter(|&&a| {
+                            let ax = this.v(a);
+                            ax.label.is_regular() && ax.arc_type == ArcType::Member
+                        })
+                        .map(|&a| (this.v(a).label, a))
+                        .collect()
+                };
+                let fx = fields(self, x);
+                let fy = fields(self, y);
+                if fx.len() != fy.len() {
+                    return false;
+                }
+                for (l, ax) in fx {
+                    let Some(&(_, ay)) = fy.iter().find(|(m, _)| *m == l) else {
+                        return false;
+                    };
+                    let va = self.value_of(ax);
+                    let vb = self.value_of(ay);
+                    let va = self.concrete(va);
+                    let vb = self.concrete(vb);
+                    match (va, vb) {
+                        (Ok(va), Ok(vb)) => {
+                            if !self.values_equal(&va, &vb) {
+                                return false;
+                            }
+                        }
+                        _ => return false,
+                    }
+                }
+                true
+            }
+            (Value::Vertex(_), _) | (_, Value::Vertex(_)) => false,
+            _ => scalar_eq(a, b),
+        }
+    }
+
+    fn interpolate(
+        &mut self,
+        env: Option<&EnvRef>,
+        frags: &[Rc<str>],
+        exprs: &[ExprId],
+        bytes: bool,
+        cur: Option<VId>,
+        span: Span,
+    ) -> Value {
+        let mut out: Vec<u8> = Vec::new();
+        for (i, f) in frags.iter().enumerate() {
+            out.extend_from_slice(f.as_bytes());
+            if let Some(&e) = exprs.get(i) {
+                let v = self.eval_value(env, e, cur);
+                let v = match self.concrete(v) {
+                    Ok(v) => v,
+                    Err(b) => {
+                        return Value::Bottom(b);
+                    }
+                };
+                match &v {
+                    Value::Str(s) => out.extend_from_slice(s.as_bytes()),
+                    Value::Bytes(b) => out.extend_from_slice(b),
+                    Value::Num(n, _) => out.extend_from_slice(n.to_g_string().as_bytes()),
+                    Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+                    Value::Null | Value::Vertex(_) => {
+                        return Value::Bottom(Bottom::with_span(
+                            ErrCode::Eval,
+                            format!(
+                                "invalid interpolation: cannot use {} (type {}) as type string",
+                                self.value_text(&v),
+                                self.value_kind_name(&v)
+                            ),
+                            self.prog.span(e),
+                        ));
+                    }
+                    other => {
+                        return Value::Bottom(Bottom::with_span(
+                            ErrCode::Incomplete,
+                            format!(
+                                "invalid interpolation: non-concrete value {} (type {})",
+                                self.value_text(other),
+                                other.kind().name()
+                            ),
+                            span,
+                        ));
+                    }
+                }
+            }
+        }
+        if bytes {
+            Value::Bytes(Rc::from(out))
+        } else {
+            Value::Str(Rc::from(String::from_utf8_lossy(&out).as_ref()))
+        }
+    }
+
+    /// Checks a bound against a concrete value.
+    pub(super) fn check_bound(&mut self, op: UnaryOp, b: &Value, x: &Value) -> Result<bool, Rc<Bottom>> {
+        let ord = |x: &Value, b: &Value| -> Option<Ordering> {
+            match (x, b) {
+                (Value::Num(a, _), Value::Num(c, _)) => Some(a.cmp(c)),
+                (Value::Str(a), Value::Str(c)) => Some(a.cmp(c)),
+                (Value::Bytes(a), Value::Bytes(c)) => Some(a.cmp(c)),
+                _ => None,
+            }
+        };
+        Ok(match op {
+            UnaryOp::Ne => !scalar_eq(x, b),
+            UnaryOp::Eq => scalar_eq(x, b),
+            UnaryOp::Lt => ord(x, b) == Some(Ordering::Less),
+            UnaryOp::Le => matches!(ord(x, b), Some(Ordering::Less | Ordering::Equal)),
+            UnaryOp::Gt => ord(x, b) == Some(Ordering::Greater),
+            UnaryOp::Ge => matches!(ord(x, b), Some(Ordering::Greater | Ordering::Equal)),
+            UnaryOp::Match | UnaryOp::NotMatch => {
+                let (Value::Str(s), Value::Str(re)) = (x, b) else {
+                    return Ok(false);
+                };
+                let re = super::builtins::regex(re).map_err(Bottom::eval)?;
+                re.is_match(s) == (op == UnaryOp::Match)
+            }
+            _ => true,
+        })
+    }
+
+    /// Checks a constraint (bound or validator) against a concrete scalar.
+    pub(super) fn check_constraint(&mut self, c: &Value, x: &Value) -> Result<(), Rc<Bottom>> {
+        match c {
+            Value::Bound(op, b) => {
+                if self.check_bound(*op, b, x)? {
+                    Ok(())
+                } else {
+                    Err(Bottom::eval(format!(
+                        "invalid value {} (out of bound {})",
+                        self.value_text(x),
+                        self.value_text(c)
+                    )))
+                }
+            }
+            Value::Validator(call) => {
+                let call = call.clone();
+                self.run_validator(&call, x)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A compact text of a value for messages, like CUE's debug printer.
+    pub fn value_text(&self, v: &Value) -> String {
+        match v {
+            Value::Top => "_".into(),
+            Value::Bottom(_) => "_|_".into(),
+            Value::Null => "null".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Num(n, k) => n.to_cue_string(*k),
+            Value::Str(s) => super::label::quote(s),
+            Value::Bytes(b) => format!("'{}'", String::from_utf8_lossy(b)),
+            Value::Basic(k) => k.name(),
+            Value::Bound(op, x) => format!("{}{}", op.as_str(), self.value_text(x)),
+            Value::Validator(c) => c.text(self),
+            Value::Conj(vs) => vs
+                .iter()
+                .map(|v| self.value_text(v))
+                .collect::<Vec<_>>()
+                .join(" & "),
+            Value::Or(vs) => vs
+                .iter()
+                .map(|v| self.value_text(v))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            Value::Vertex(w) => self.vertex_text(*w),
+        }
+    }
+
+    /// A compact text of a vertex: `{a:1,b:2}`, `[1,2]`, `1 | 2`.
+    pub fn vertex_text(&self, w: VId) -> String {
+        self.vertex_text_depth(w, 0)
+    }
+
+    fn vertex_text_depth(&self, w: VId, depth: usize) -> String {
+        let w = self.deref(w);
+        let vx = self.v(w);
+        if depth > 8 {
+            return "...".into();
+        }
+        if let Some(d) = &vx.disj {
+            return d
+                .alts
+                .iter()
+                .enumerate()
+                .map(|(i, &a)| {
+                    let t = self.vertex_text_depth(a, depth + 1);
+                    if i < d.num_defaults { format!("*{t}") } else { t }
+                })
+                .collect::<Vec<_>>()
+                .join(" | ");
+        }
+        if let Some(e) = &vx.err {
+            let _ = e;
+            return "_|_".into();
+        }
+        if let Some(s) = &vx.scalar {
+            return self.value_text(s);
+        }
+        if vx.is_list {
+            let items: Vec<String> = vx
+                .arcs
+                .iter()
+                .filter(|&&a| self.v(a).label.is_int())
+                .map(|&a| self.vertex_text_depth(a, depth + 1))
+                .collect();
+            let mut s = format!("[{}", items.join(","));
+            if vx.list_open {
+                if !items.is_empty() {
+                    s.push(',');
+                }
+                s.push_str("...");
+            }
+            s.push(']');
+            return s;
+        }
+        let fields: Vec<String> = vx
+            .arcs
+            .iter()
+            .filter(|&&a| !self.v(a).label.is_let())
+            .map(|&a| {
+                let ax = self.v(a);
+                let mark = match ax.arc_type {
+                    ArcType::Member => "",
+                    ArcType::Optional => "?",
+                    ArcType::Required => "!",
+                };
+                format!(
+                    "{}{}:{}",
+                    self.prog.labels.path_text(ax.label),
+                    mark,
+                    if ax.status == Status::Unprocessed {
+                        "_".into()
+                    } else {
+                        self.vertex_text_depth(a, depth + 1)
+                    }
+                )
+            })
+            .collect();
+        if vx.kind.contains(Kind::STRUCT) || !fields.is_empty() {
+            return format!("{{{}}}", fields.join(","));
+        }
+        let mut parts = Vec::new();
+        if vx.kind != Kind::TOP {
+            parts.push(vx.kind.name());
+        }
+        for c in &vx.constraints {
+            parts.push(self.value_text(c));
+        }
+        if parts.is_empty() {
+            "_".into()
+        } else {
+            parts.join(" & ")
+        }
+    }
+
+    /// The source text of an expression, for messages.
+    pub fn expr_text(&self, id: ExprId) -> String {
+        let span = self.prog.span(id);
+        match self.sources.get(span.file.0 as usize) {
+            Some(src) if (span.end as usize) <= src.len() => src[span.range()].to_string(),
+            _ => "expression".into(),
+        }
+    }
+}

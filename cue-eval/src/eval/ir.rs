@@ -1,0 +1,156 @@
+//! The compiled form of CUE source that the evaluator runs: expressions with every identifier
+//! bound to its declaration (a De Bruijn-like "up count" of struct scopes), labels interned,
+//! literals decoded once. Expressions live in one arena and are referred to by [`ExprId`].
+
+use std::rc::Rc;
+
+use crate::ast::{BinaryOp, Span, UnaryOp};
+use crate::num::{Num, NumKind};
+
+use super::label::Label;
+use super::value::Kind;
+
+pub type ExprId = u32;
+pub type StructId = u32;
+
+/// How a field takes part in its struct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ArcType {
+    Member = 0,
+    Required = 1,
+    Optional = 2,
+}
+
+/// A predeclared function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    Len,
+    Close,
+    And,
+    Or,
+    Div,
+    Mod,
+    Quo,
+    Rem,
+    MatchN,
+    MatchIf,
+    Error,
+    /// A function of a standard-library package, by qualified name (`strings.ToUpper`).
+    Pkg(u32),
+}
+
+#[derive(Clone, Debug)]
+pub enum Expr {
+    Top,
+    /// `_|_` written in the source.
+    Bottom,
+    Null,
+    Bool(bool),
+    Num(Num, NumKind),
+    Str(Rc<str>),
+    Bytes(Rc<[u8]>),
+    /// `int`, `string`, … (and `number`, `bytes`, `bool`, `null` is a literal).
+    Basic(Kind),
+    /// A unary bound or validator: `>=x`, `!=x`, `=~x`.
+    Bound(UnaryOp, ExprId),
+    /// `uint8` and friends: a kind plus a range.
+    Range(Kind, Option<Num>, Option<Num>),
+    Struct(StructId),
+    List(ListLit),
+    /// A reference to a field of the scope `up` struct levels out.
+    FieldRef { up: u32, label: Label },
+    /// `X` in `[X=pattern]: v`: the label the constraint is applied to.
+    LabelRef { up: u32 },
+    /// `X` in `a: X=v`: the vertex of the field itself (0 = the node the expression is part of).
+    ValueRef { up: u32 },
+    /// A `let` or comprehension binding in scope `up` levels out.
+    LetRef { up: u32, label: Label, name: Rc<str> },
+    /// A package import.
+    Import(u32),
+    Builtin(Builtin),
+    Selector(ExprId, Label),
+    Index(ExprId, ExprId),
+    Slice(ExprId, Option<ExprId>, Option<ExprId>),
+    Call(ExprId, Vec<ExprId>),
+    Unary(UnaryOp, ExprId),
+    Binary(BinaryOp, ExprId, ExprId),
+    /// A disjunction, flattened: `(alternative, is_default)`.
+    Disj(Vec<(ExprId, bool)>),
+    Interp(Vec<Rc<str>>, Vec<ExprId>, bool),
+    /// An error found at compile time (unresolved reference, bad literal).
+    Error(Rc<str>),
+}
+
+#[derive(Clone, Debug)]
+pub struct ListLit {
+    pub elems: Vec<ListElem>,
+    /// `...T` (with `None` for `...`).
+    pub ellipsis: Option<Option<ExprId>>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ListElem {
+    Expr(ExprId),
+    Comprehension(Rc<Comprehension>),
+}
+
+#[derive(Clone, Debug)]
+pub struct StructLit {
+    pub span: Span,
+    pub decls: Vec<Decl>,
+    /// True if some declaration is an embedding or a comprehension.
+    pub has_embed: bool,
+    /// True if it declares regular (non-definition, non-hidden) fields.
+    pub has_regular: bool,
+    /// True for the top-level struct of a file.
+    pub is_file: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum Decl {
+    Field {
+        label: Label,
+        arc: ArcType,
+        value: ExprId,
+        span: Span,
+        attrs: Rc<[crate::ast::Attribute]>,
+    },
+    /// `(expr): v` and `"\(x)": v`.
+    Dynamic {
+        key: ExprId,
+        arc: ArcType,
+        value: ExprId,
+        span: Span,
+    },
+    /// `[filter]: v`.
+    Pattern {
+        filter: ExprId,
+        value: ExprId,
+        span: Span,
+    },
+    Embed(ExprId, Span),
+    Let { label: Label, value: ExprId },
+    Ellipsis(Option<ExprId>),
+    Comprehension(Rc<Comprehension>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Comprehension {
+    pub clauses: Vec<Clause>,
+    /// The body: a struct literal evaluated in the scope of all clauses.
+    pub body: StructId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Clause {
+    /// Binds key and value in a new scope.
+    For {
+        key: Option<Label>,
+        value: Label,
+        source: ExprId,
+    },
+    If(ExprId),
+    /// Binds a name in a new scope.
+    Let { label: Label, value: ExprId },
+}

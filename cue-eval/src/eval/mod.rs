@@ -1,0 +1,316 @@
+//! The CUE evaluator: a graph of vertices (one per field) in an arena, each computed by unifying
+//! its conjuncts.
+//!
+//! Evaluation is demand-driven. [`Runtime::evaluate`] processes one vertex: it inserts the fields
+//! of its struct literals as child arcs (with their conjuncts, not yet evaluated), resolves
+//! references by adding the conjuncts of the referenced vertex (so that references inside them
+//! rebind to the new place, as CUE requires), merges scalars, kinds and bounds, runs
+//! comprehensions, then expands disjunctions by evaluating one clone of the vertex per disjunct.
+//! [`Runtime::finalize`] does the same recursively for the regular fields below a vertex.
+//!
+//! Design notes (see `docs/evaluator.md` for more):
+//! - labels are interned ([`label`]); vertices live in one `Vec` and are referred to by `u32`;
+//! - closedness follows CUE v0.17's "evidence" model with a tree of groups: every struct literal
+//!   and every reference to a definition opens a group, and a field is allowed by a closed group
+//!   when one of its conjuncts comes from inside that group ([`Runtime::check_closed`]);
+//! - structural cycles are found with the chain of references each conjunct has followed.
+
+pub mod api;
+pub mod builtins;
+pub mod compile;
+mod disjunct;
+pub mod export;
+mod expr;
+pub mod ir;
+pub mod label;
+mod unify;
+pub mod value;
+
+use std::rc::Rc;
+
+use crate::ast::Span;
+use ir::{ArcType, ExprId, StructId};
+use label::Label;
+use value::{Bottom, Kind, Value};
+
+pub use compile::Program;
+
+/// A vertex id.
+pub type VId = u32;
+
+/// A scope frame at run time: the vertex whose fields are in scope, and the frame around it.
+#[derive(Debug)]
+pub struct Env {
+    pub up: Option<EnvRef>,
+    pub vertex: VId,
+    /// The label a pattern constraint is being applied to (`X` in `[X=string]: v`).
+    pub dyn_label: Option<Label>,
+}
+pub type EnvRef = Rc<Env>;
+
+/// The chain of vertices a conjunct reached through references, to find structural cycles.
+#[derive(Debug)]
+pub struct RefNode {
+    pub v: VId,
+    pub next: Option<Rc<RefNode>>,
+}
+
+/// Where a conjunct comes from, for closedness and cycle detection.
+#[derive(Clone, Debug, Default)]
+pub struct CloseInfo {
+    /// The innermost closedness group (0: none).
+    pub group: u32,
+    /// Set on the expression of an embedding until it enters a struct literal.
+    pub embedded: bool,
+    /// Set below optional fields, pattern constraints and disjunctions: a cycle there eliminates
+    /// the value instead of failing it.
+    pub optional: bool,
+    pub refs: Option<Rc<RefNode>>,
+    /// The conjunct is within a definition (required fields are not enforced there).
+    pub in_def: bool,
+}
+
+impl CloseInfo {
+    fn has_ref(&self, v: VId) -> bool {
+        let mut n = self.refs.as_deref();
+        while let Some(r) = n {
+            if r.v == v {
+                return true;
+            }
+            n = r.next.as_deref();
+        }
+        false
+    }
+}
+
+/// What a conjunct holds.
+#[derive(Clone, Debug)]
+pub enum CExpr {
+    Expr(ExprId),
+    /// A struct literal (file bodies and comprehension bodies).
+    Struct(StructId),
+    /// The value of another, already evaluated vertex (results of builtins, comprehension values).
+    Vertex(VId),
+    Value(Value),
+}
+
+#[derive(Clone, Debug)]
+pub struct Conjunct {
+    pub env: Option<EnvRef>,
+    pub x: CExpr,
+    pub ci: CloseInfo,
+    pub span: Span,
+}
+
+/// A closedness group: a struct literal, a reference to a definition, or a `close()` call.
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub parent: u32,
+    pub closed: bool,
+    /// Applies to descendants too (definitions); `close()` applies to one level.
+    pub recursive: bool,
+    /// The group came from an embedding: fields of the enclosing literal count as evidence.
+    pub embedded: bool,
+    /// The vertex where a non-recursive group was created.
+    pub origin: VId,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Unprocessed,
+    Evaluating,
+    Evaluated,
+    Finalizing,
+    Finalized,
+}
+
+/// The result of a disjunction: the surviving alternatives, defaults first.
+#[derive(Clone, Debug)]
+pub struct DisjVal {
+    pub alts: Vec<VId>,
+    pub num_defaults: usize,
+}
+
+/// A struct literal that was unified into a vertex, for field ordering.
+#[derive(Clone, Debug)]
+pub struct StructInfo {
+    pub id: StructId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Vertex {
+    pub parent: Option<VId>,
+    pub label: Label,
+    pub arc_type: ArcType,
+    pub conjuncts: Vec<Conjunct>,
+    pub status: Status,
+    pub arcs: Vec<VId>,
+    pub kind: Kind,
+    pub scalar: Option<Value>,
+    /// Bounds and validators.
+    pub constraints: Vec<Value>,
+    pub has_top: bool,
+    pub is_list: bool,
+    pub list_len: Option<u32>,
+    pub list_open: bool,
+    pub err: Option<Rc<Bottom>>,
+    pub disj: Option<Rc<DisjVal>>,
+    pub forward: Option<VId>,
+    pub patterns: Vec<(Value, Conjunct)>,
+    pub list_patterns: Vec<(u32, Conjunct)>,
+    pub structs: Vec<StructInfo>,
+    /// Closed groups that require evidence here, and groups opened by `...` here.
+    pub closed_groups: Vec<u32>,
+    pub open_groups: Vec<u32>,
+    /// Whether a pattern or `...` makes any label acceptable in a closed struct.
+    pub is_def_node: bool,
+    /// Set on a clone made for one disjunct.
+    pub is_disjunct: bool,
+    /// A default mark for clones.
+    pub default_mode: u8,
+    /// A vertex evaluated for an inline expression; it has no path.
+    pub anonymous: bool,
+}
+
+impl Vertex {
+    fn new(parent: Option<VId>, label: Label, arc_type: ArcType) -> Vertex {
+        Vertex {
+            parent,
+            label,
+            arc_type,
+            conjuncts: Vec::new(),
+            status: Status::Unprocessed,
+            arcs: Vec::new(),
+            kind: Kind::TOP,
+            scalar: None,
+            constraints: Vec::new(),
+            has_top: false,
+            is_list: false,
+            list_len: None,
+            list_open: false,
+            err: None,
+            disj: None,
+            forward: None,
+            patterns: Vec::new(),
+            list_patterns: Vec::new(),
+            structs: Vec::new(),
+            closed_groups: Vec::new(),
+            open_groups: Vec::new(),
+            is_def_node: false,
+            is_disjunct: false,
+            default_mode: 0,
+            anonymous: false,
+        }
+    }
+}
+
+/// Evaluation limits, so that pathological inputs end with an error.
+pub const MAX_DEPTH: usize = 2000;
+pub const MAX_VERTICES: usize = 20_000_000;
+
+/// The evaluator's state: the compiled program and the vertex arena.
+pub struct Runtime {
+    pub prog: Program,
+    pub vertices: Vec<Vertex>,
+    pub groups: Vec<Group>,
+    /// Roots of imported packages, by import id.
+    pub packages: Vec<Option<VId>>,
+    pub depth: usize,
+    /// Set when a limit was hit.
+    pub aborted: Option<String>,
+    /// Source texts by file id, for messages that quote an expression.
+    pub sources: Vec<Rc<str>>,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime::new()
+    }
+}
+
+impl Runtime {
+    pub fn new() -> Runtime {
+        Runtime {
+            prog: Program::default(),
+            vertices: Vec::new(),
+            groups: vec![Group {
+                parent: 0,
+                closed: false,
+                recursive: true,
+                embedded: false,
+                origin: 0,
+            }],
+            packages: Vec::new(),
+            depth: 0,
+            aborted: None,
+            sources: Vec::new(),
+        }
+    }
+
+    pub fn v(&self, id: VId) -> &Vertex {
+        &self.vertices[id as usize]
+    }
+    pub fn vm(&mut self, id: VId) -> &mut Vertex {
+        &mut self.vertices[id as usize]
+    }
+
+    pub fn new_vertex(&mut self, parent: Option<VId>, label: Label, arc_type: ArcType) -> VId {
+        if self.vertices.len() >= MAX_VERTICES && self.aborted.is_none() {
+            self.aborted = Some("evaluation too large: vertex limit reached".into());
+        }
+        self.vertices.push(Vertex::new(parent, label, arc_type));
+        (self.vertices.len() - 1) as VId
+    }
+
+    pub fn new_group(&mut self, parent: u32, closed: bool, recursive: bool, embedded: bool, origin: VId) -> u32 {
+        self.groups.push(Group {
+            parent,
+            closed,
+            recursive,
+            embedded,
+            origin,
+        });
+        (self.groups.len() - 1) as u32
+    }
+
+    /// Follows disjunction and sharing indirections to the vertex holding the value.
+    pub fn deref(&self, mut id: VId) -> VId {
+        for _ in 0..1000 {
+            match self.v(id).forward {
+                Some(f) => id = f,
+                None => return id,
+            }
+        }
+        id
+    }
+
+    /// The vertex after taking the default of a disjunction, if there is exactly one.
+    pub fn default_of(&self, id: VId) -> VId {
+        let id = self.deref(id);
+        match &self.v(id).disj {
+            Some(d) if d.num_defaults == 1 => self.deref(d.alts[0]),
+            _ => id,
+        }
+    }
+
+    /// Looks up an arc by label.
+    pub fn arc(&self, v: VId, l: Label) -> Option<VId> {
+        self.v(v).arcs.iter().copied().find(|&a| self.v(a).label == l)
+    }
+
+    /// The CUE path of a vertex (`a.b.0."x-y"`), skipping anonymous and clone levels.
+    pub fn path(&self, mut id: VId) -> String {
+        let mut parts = Vec::new();
+        loop {
+            let v = self.v(id);
+            let Some(p) = v.parent else { break };
+            if !v.label.is_let() {
+                parts.push(self.prog.labels.path_text(v.label));
+            }
+            id = p;
+        }
+        parts.reverse();
+        parts.join(".")
+    }
+}

@@ -1,0 +1,1310 @@
+//! Evaluation of one vertex: conjuncts are added one by one to the vertex's state (its kind,
+//! scalar, bounds and child arcs), references bring in the conjuncts of their target, then
+//! dynamic fields and comprehensions run, disjunctions are expanded, and closedness is checked.
+
+use std::rc::Rc;
+
+use crate::ast::{Span, UnaryOp};
+
+use super::ir::{self, ArcType, Builtin, Expr, StructId};
+use super::label::Label;
+use super::value::{Bottom, ErrCode, Kind, Value, combine};
+use super::*;
+
+/// Work collected while one vertex is evaluated.
+#[derive(Default)]
+pub(super) struct NodeState {
+    /// Referenced vertices already inserted (a vertex is never inserted twice into one node).
+    seen: Vec<VId>,
+    /// Conjuncts holding disjunctions, expanded last.
+    pub(super) disjs: Vec<Conjunct>,
+    /// Every other conjunct, after references were followed: what a disjunct clone starts from.
+    pub(super) leaves: Vec<Conjunct>,
+    comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
+    dynamic: std::collections::VecDeque<(EnvRef, ir::Decl, CloseInfo)>,
+}
+
+/// The result of resolving a reference.
+pub(super) enum Resolved {
+    Vertex(VId),
+    Value(Value),
+}
+
+impl Runtime {
+    /// Evaluates a vertex: its value and the conjuncts of its children, not the children
+    /// themselves.
+    pub fn evaluate(&mut self, v: VId) {
+        if self.v(v).status != Status::Unprocessed {
+            return;
+        }
+        if self.depth > MAX_DEPTH || self.aborted.is_some() {
+            let b = Bottom::eval("evaluation too deep (nesting or reference chain over the limit)");
+            if self.aborted.is_none() {
+                self.aborted = Some(b.msg.clone());
+            }
+            self.vm(v).err = Some(b);
+            self.vm(v).status = Status::Evaluated;
+            return;
+        }
+        self.depth += 1;
+        crate::stack::guard(|| self.evaluate_inner(v));
+        self.depth -= 1;
+    }
+
+    fn evaluate_inner(&mut self, v: VId) {
+        self.vm(v).status = Status::Evaluating;
+        let conjs = self.v(v).conjuncts.clone();
+        let mut st = NodeState::default();
+        for c in conjs {
+            self.add_conjunct(v, &mut st, c);
+        }
+        self.run_tasks(v, &mut st);
+        if !st.disjs.is_empty() {
+            self.expand_disjunctions(v, st);
+        } else {
+            self.finish_value(v);
+            self.check_closed(v);
+        }
+        self.vm(v).status = Status::Evaluated;
+    }
+
+    /// Runs dynamic fields and comprehensions until none is left.
+    fn run_tasks(&mut self, v: VId, st: &mut NodeState) {
+        loop {
+            if let Some((env, decl, ci)) = st.dynamic.pop_front() {
+                self.add_dynamic(v, st, env, decl, ci);
+                continue;
+            }
+            if let Some((env, comp, ci)) = st.comps.pop_front() {
+                self.run_comprehension(v, st, env, comp, ci);
+                continue;
+            }
+            break;
+        }
+    }
+
+    pub(super) fn set_err(&mut self, v: VId, b: Rc<Bottom>) {
+        let vx = self.vm(v);
+        vx.err = Some(match vx.err.take() {
+            None => b,
+            Some(old) => combine(old, b),
+        });
+    }
+
+    fn err_at(&mut self, v: VId, code: ErrCode, msg: String, span: Span) {
+        let b = Bottom::with_span(code, msg, span);
+        self.set_err(v, b);
+    }
+
+    /// Returns the arc `label` of `v`, creating it (and applying matching patterns) if needed.
+    pub(super) fn get_arc(&mut self, v: VId, label: Label, arc: ArcType) -> VId {
+        if let Some(a) = self.arc(v, label) {
+            let av = self.vm(a);
+            if arc < av.arc_type {
+                av.arc_type = arc;
+            }
+            return a;
+        }
+        let a = self.new_vertex(Some(v), label, arc);
+        self.vm(v).arcs.push(a);
+        if label.is_regular() {
+            let pats = self.v(v).patterns.clone();
+            for (filter, conj) in pats {
+                if self.label_matches(&filter, label) {
+                    self.push_pattern_conjunct(a, label, &conj);
+                }
+            }
+            if label.is_int() {
+                let lps = self.v(v).list_patterns.clone();
+                for (min, conj) in lps {
+                    if label.index() >= min {
+                        self.vm(a).conjuncts.push(conj);
+                    }
+                }
+            }
+        }
+        a
+    }
+
+    fn push_pattern_conjunct(&mut self, a: VId, label: Label, conj: &Conjunct) {
+        let env = conj.env.as_ref().map(|e| {
+            Rc::new(Env {
+                up: e.up.clone(),
+                vertex: e.vertex,
+                dyn_label: Some(label),
+            })
+        });
+        self.vm(a).conjuncts.push(Conjunct {
+            env,
+            x: conj.x.clone(),
+            ci: conj.ci.clone(),
+            span: conj.span,
+        });
+    }
+
+    /// Adds one conjunct to the vertex being evaluated.
+    pub(super) fn add_conjunct(&mut self, v: VId, st: &mut NodeState, c: Conjunct) {
+        if self.aborted.is_some() {
+            return;
+        }
+        match &c.x {
+            CExpr::Struct(sid) => {
+                let sid = *sid;
+                st.leaves.push(c.clone());
+                self.add_struct(v, st, c.env.clone(), sid, &c.ci, c.span);
+            }
+            CExpr::Vertex(w) => {
+                let w = *w;
+                st.leaves.push(c.clone());
+                self.add_vertex_value(v, st, w, &c);
+            }
+            CExpr::Value(val) => {
+                let val = val.clone();
+                st.leaves.push(c.clone());
+                self.add_value(v, st, val, c.span, &c);
+            }
+            CExpr::Expr(id) => {
+                let id = *id;
+                let e = self.prog.expr_rc(id);
+                let span = self.prog.span(id);
+                match &*e {
+                    Expr::Struct(sid) => {
+                        st.leaves.push(c.clone());
+                        self.add_struct(v, st, c.env.clone(), *sid, &c.ci, span);
+                    }
+                    Expr::List(l) => {
+                        st.leaves.push(c.clone());
+                        self.add_list(v, st, &c, l);
+                    }
+                    Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
+                        let (a, b) = (*a, *b);
+                        let mut ca = c.clone();
+                        ca.x = CExpr::Expr(a);
+                        ca.span = self.prog.span(a);
+                        let mut cb = c;
+                        cb.x = CExpr::Expr(b);
+                        cb.span = self.prog.span(b);
+                        self.add_conjunct(v, st, ca);
+                        self.add_conjunct(v, st, cb);
+                    }
+                    Expr::Disj(alts) => {
+                        if alts.len() == 1 {
+                            let mut c2 = c.clone();
+                            c2.x = CExpr::Expr(alts[0].0);
+                            self.add_conjunct(v, st, c2);
+                        } else {
+                            st.disjs.push(c);
+                        }
+                    }
+                    Expr::FieldRef { .. }
+                    | Expr::LetRef { .. }
+                    | Expr::ValueRef { .. }
+                    | Expr::Selector(..)
+                    | Expr::Index(..)
+                    | Expr::Import(_) => match self.resolve(c.env.as_ref(), id, v) {
+                        Ok(Resolved::Vertex(w)) => self.add_ref(v, st, w, &c, span),
+                        Ok(Resolved::Value(val)) => {
+                            st.leaves.push(Conjunct {
+                                x: CExpr::Value(val.clone()),
+                                ..c.clone()
+                            });
+                            self.add_value(v, st, val, span, &c)
+                        }
+                        Err(b) => {
+                            st.leaves.push(Conjunct {
+                                x: CExpr::Value(Value::Bottom(b.clone())),
+                                ..c.clone()
+                            });
+                            self.set_err(v, b)
+                        }
+                    },
+                    Expr::Call(f, args)
+                        if matches!(self.prog.expr(*f), Expr::Builtin(Builtin::Close))
+                            && args.len() == 1 =>
+                    {
+                        let g = self.new_group(c.ci.group, true, false, false, v);
+                        let mut c2 = c.clone();
+                        c2.x = CExpr::Expr(args[0]);
+                        c2.ci.group = g;
+                        self.add_conjunct(v, st, c2);
+                    }
+                    Expr::Top => {
+                        st.leaves.push(c.clone());
+                        self.vm(v).has_top = true;
+                    }
+                    _ => {
+                        st.leaves.push(c.clone());
+                        let val = self.eval_value(c.env.as_ref(), id, Some(v));
+                        self.add_value(v, st, val, span, &c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds the conjuncts of a referenced vertex.
+    fn add_ref(&mut self, v: VId, st: &mut NodeState, w: VId, c: &Conjunct, span: Span) {
+        if w == v {
+            return;
+        }
+        if self.is_ancestor(w, v) || c.ci.has_ref(w) {
+            if c.ci.optional && !self.v(v).is_disjunct {
+                // A cycle through an optional field or pattern: it stops here.
+                return;
+            }
+            let b = Bottom::with_span(ErrCode::StructuralCycle, "structural cycle", span);
+            st.leaves.push(Conjunct {
+                x: CExpr::Value(Value::Bottom(b.clone())),
+                ..c.clone()
+            });
+            self.set_err(v, b);
+            return;
+        }
+        if st.seen.contains(&w) {
+            return;
+        }
+        st.seen.push(w);
+        // The conjuncts of the target: known once its parent has been evaluated.
+        if let Some(p) = self.v(w).parent
+            && self.v(p).status == Status::Unprocessed
+        {
+            self.evaluate(p);
+        }
+        let def = self.path_has_def(w);
+        let refs = Some(Rc::new(RefNode {
+            v: w,
+            next: c.ci.refs.clone(),
+        }));
+        let def_group = if def {
+            let cur = &self.groups[c.ci.group as usize];
+            if cur.closed && cur.recursive && c.ci.group != 0 && cur.origin == v {
+                Some(c.ci.group)
+            } else {
+                Some(self.new_group(c.ci.group, true, true, c.ci.embedded, v))
+            }
+        } else {
+            None
+        };
+        let conjs = self.v(w).conjuncts.clone();
+        if conjs.is_empty() {
+            // A vertex without conjuncts (a comprehension binding, a builtin result): use its value.
+            let mut c2 = c.clone();
+            c2.x = CExpr::Vertex(w);
+            self.add_conjunct(v, st, c2);
+            return;
+        }
+        for wc in conjs {
+            let ci = CloseInfo {
+                group: def_group.unwrap_or(wc.ci.group),
+                embedded: c.ci.embedded,
+                optional: c.ci.optional || wc.ci.optional,
+                refs: refs.clone(),
+                in_def: wc.ci.in_def,
+            };
+            self.add_conjunct(
+                v,
+                st,
+                Conjunct {
+                    env: wc.env,
+                    x: wc.x,
+                    ci,
+                    span: wc.span,
+                },
+            );
+        }
+    }
+
+    pub(super) fn is_ancestor(&self, a: VId, mut v: VId) -> bool {
+        while let Some(p) = self.v(v).parent {
+            if p == a {
+                return true;
+            }
+            v = p;
+        }
+        false
+    }
+
+    fn path_has_def(&self, mut v: VId) -> bool {
+        loop {
+            let vx = self.v(v);
+            if vx.label.is_def() {
+                return true;
+            }
+            match vx.parent {
+                Some(p) => v = p,
+                None => return false,
+            }
+        }
+    }
+
+    fn add_struct(
+        &mut self,
+        v: VId,
+        st: &mut NodeState,
+        env: Option<EnvRef>,
+        sid: StructId,
+        ci: &CloseInfo,
+        span: Span,
+    ) {
+        let lit = self.prog.structs[sid as usize].clone();
+        let group = self.new_group(ci.group, false, true, false, v);
+        self.register_requirements(v, group);
+        let frame = Rc::new(Env {
+            up: env,
+            vertex: v,
+            dyn_label: None,
+        });
+        self.vm(v).structs.push(StructInfo {
+            id: sid,
+            span: lit.span,
+        });
+        let _ = span;
+        if !lit.has_embed || lit.has_regular {
+            self.add_kind(v, Kind::STRUCT, span, "struct");
+        }
+        let child_ci = CloseInfo {
+            group,
+            embedded: false,
+            optional: ci.optional,
+            refs: ci.refs.clone(),
+            in_def: ci.in_def,
+        };
+        for d in &lit.decls {
+            match d {
+                ir::Decl::Field {
+                    label,
+                    arc,
+                    value,
+                    span,
+                    ..
+                } => {
+                    let a = self.get_arc(v, *label, *arc);
+                    let mut cci = child_ci.clone();
+                    if *arc != ArcType::Member {
+                        cci.optional = true;
+                    }
+                    if label.is_def() {
+                        cci.in_def = true;
+                    }
+                    self.vm(a).conjuncts.push(Conjunct {
+                        env: Some(frame.clone()),
+                        x: CExpr::Expr(*value),
+                        ci: cci,
+                        span: *span,
+                    });
+                }
+                ir::Decl::Dynamic { .. } => {
+                    st.dynamic
+                        .push_back((frame.clone(), d.clone(), child_ci.clone()));
+                }
+                ir::Decl::Pattern {
+                    filter,
+                    value,
+                    span,
+                } => {
+                    let fv = self.eval_value(Some(&frame), *filter, Some(v));
+                    let fv = self.pattern_filter(fv);
+                    let mut cci = child_ci.clone();
+                    cci.optional = true;
+                    let conj = Conjunct {
+                        env: Some(frame.clone()),
+                        x: CExpr::Expr(*value),
+                        ci: cci,
+                        span: *span,
+                    };
+                    self.add_pattern(v, fv, conj);
+                }
+                ir::Decl::Embed(e, span) => {
+                    let mut eci = child_ci.clone();
+                    eci.embedded = true;
+                    self.add_conjunct(
+                        v,
+                        st,
+                        Conjunct {
+                            env: Some(frame.clone()),
+                            x: CExpr::Expr(*e),
+                            ci: eci,
+                            span: *span,
+                        },
+                    );
+                }
+                ir::Decl::Let { label, value } => {
+                    let a = self.get_arc(v, *label, ArcType::Member);
+                    let already = self.v(a).conjuncts.iter().any(|c| {
+                        matches!(c.x, CExpr::Expr(x) if x == *value)
+                    });
+                    if !already {
+                        let sp_ = self.prog.span(*value);
+                        self.vm(a).conjuncts.push(Conjunct {
+                            env: Some(frame.clone()),
+                            x: CExpr::Expr(*value),
+                            ci: child_ci.clone(),
+                            span: sp_,
+                        });
+                    }
+                }
+                ir::Decl::Ellipsis(ty) => {
+                    self.vm(v).open_groups.push(group);
+                    if let Some(t) = ty {
+                        let mut cci = child_ci.clone();
+                        cci.optional = true;
+                        let conj = Conjunct {
+                            env: Some(frame.clone()),
+                            x: CExpr::Expr(*t),
+                            ci: cci,
+                            span: self.prog.span(*t),
+                        };
+                        self.add_pattern(v, Value::Top, conj);
+                    }
+                }
+                ir::Decl::Comprehension(comp) => {
+                    let mut eci = child_ci.clone();
+                    eci.embedded = true;
+                    st.comps.push_back((frame.clone(), comp.clone(), eci));
+                }
+            }
+        }
+    }
+
+    /// Records the closed groups a struct literal of `group` makes active at `v`.
+    fn register_requirements(&mut self, v: VId, group: u32) {
+        let mut g = group;
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            let gr = &self.groups[g as usize];
+            if gr.closed && (gr.recursive || gr.origin == v) {
+                let vx = &mut self.vertices[v as usize];
+                if !vx.closed_groups.contains(&g) {
+                    vx.closed_groups.push(g);
+                }
+            }
+            g = gr.parent;
+        }
+    }
+
+    fn add_pattern(&mut self, v: VId, filter: Value, conj: Conjunct) {
+        let arcs = self.v(v).arcs.clone();
+        for a in arcs {
+            let l = self.v(a).label;
+            if l.is_regular() && self.label_matches(&filter, l) {
+                self.push_pattern_conjunct(a, l, &conj);
+            }
+        }
+        self.vm(v).patterns.push((filter, conj));
+    }
+
+    /// Reduces a pattern filter to a value that can be matched against labels.
+    fn pattern_filter(&mut self, fv: Value) -> Value {
+        match fv {
+            Value::Vertex(w) => {
+                self.evaluate(w);
+                let w = self.deref(w);
+                if let Some(d) = self.v(w).disj.clone() {
+                    let alts: Vec<Value> = d.alts.iter().map(|&a| self.value_of(a)).collect();
+                    return Value::Or(Rc::from(alts));
+                }
+                self.value_of(w)
+            }
+            other => other,
+        }
+    }
+
+    /// Whether a label is accepted by a pattern filter.
+    pub(super) fn label_matches(&mut self, filter: &Value, l: Label) -> bool {
+        let s: Value = if l.is_int() {
+            Value::int(l.index() as i64)
+        } else {
+            Value::Str(Rc::from(self.prog.labels.name(l)))
+        };
+        self.value_accepts(filter, &s)
+    }
+
+    /// Whether the concrete value `x` satisfies the constraint `c`.
+    pub(super) fn value_accepts(&mut self, c: &Value, x: &Value) -> bool {
+        match c {
+            Value::Top => true,
+            Value::Bottom(_) => false,
+            Value::Or(alts) => alts.iter().any(|a| self.value_accepts(a, x)),
+            Value::Basic(k) => k.intersects(x.kind()),
+            Value::Bound(op, b) => self.check_bound(*op, b, x).unwrap_or(false),
+            Value::Conj(vs) => vs.iter().all(|v| self.value_accepts(v, x)),
+            Value::Validator(call) => {
+                let call = call.clone();
+                self.run_validator(&call, x).is_ok()
+            }
+            Value::Vertex(_) => true,
+            other => super::expr::scalar_eq(other, x),
+        }
+    }
+
+    fn add_kind(&mut self, v: VId, k: Kind, span: Span, what: &str) {
+        let old = self.v(v).kind;
+        let new = old.and(k);
+        if new.is_empty() {
+            let msg = format!(
+                "conflicting values {} and {} (mismatched types {} and {})",
+                what,
+                self.describe_node(v),
+                k.name(),
+                old.name()
+            );
+            self.err_at(v, ErrCode::Eval, msg, span);
+        } else {
+            self.vm(v).kind = new;
+        }
+    }
+
+    /// A short text for the value a node has so far, for conflict messages.
+    fn describe_node(&self, v: VId) -> String {
+        let vx = self.v(v);
+        if let Some(s) = &vx.scalar {
+            return self.value_text(s);
+        }
+        if vx.kind.contains(Kind::STRUCT) && vx.kind.and(Kind::SCALAR).is_empty() {
+            return "{...}".into();
+        }
+        if vx.is_list {
+            return "[...]".into();
+        }
+        vx.kind.name()
+    }
+
+    /// Unifies a value into the vertex state.
+    pub(super) fn add_value(
+        &mut self,
+        v: VId,
+        st: &mut NodeState,
+        val: Value,
+        span: Span,
+        c: &Conjunct,
+    ) {
+        match val {
+            Value::Top => self.vm(v).has_top = true,
+            Value::Bottom(b) => {
+                let b = if b.spans.is_empty() && span != Span::default() {
+                    let mut bb = (*b).clone();
+                    bb.spans.push(span);
+                    Rc::new(bb)
+                } else {
+                    b
+                };
+                self.set_err(v, b)
+            }
+            Value::Basic(k) => {
+                let old = self.v(v).kind;
+                if old.and(k).is_empty() {
+                    let msg = format!(
+                        "conflicting values {} and {} (mismatched types {} and {})",
+                        k.name(),
+                        self.describe_node(v),
+                        k.name(),
+                        old.name()
+                    );
+                    self.err_at(v, ErrCode::Eval, msg, span);
+                } else {
+                    self.vm(v).kind = old.and(k);
+                }
+            }
+            Value::Bound(op, ref b) => {
+                let k = super::value::bound_kind(op, b);
+                let old = self.v(v).kind;
+                if old.and(k).is_empty() {
+                    let msg = format!(
+                        "conflicting values {} and {} (mismatched types {} and {})",
+                        self.value_text(&val),
+                        self.describe_node(v),
+                        k.name(),
+                        old.name()
+                    );
+                    self.err_at(v, ErrCode::Eval, msg, span);
+                    return;
+                }
+                self.vm(v).kind = old.and(k);
+                let dup = self
+                    .v(v)
+                    .constraints
+                    .iter()
+                    .any(|x| super::expr::value_eq_shallow(x, &val));
+                if !dup {
+                    self.vm(v).constraints.push(val);
+                }
+            }
+            Value::Validator(ref call) => {
+                let k = call.kind;
+                let old = self.v(v).kind;
+                self.vm(v).kind = old.and(k);
+                self.vm(v).constraints.push(val);
+            }
+            Value::Or(_) => {
+                st.disjs.push(Conjunct {
+                    x: CExpr::Value(val),
+                    ..c.clone()
+                });
+            }
+            Value::Conj(vs) => {
+                for x in vs.iter() {
+                    self.add_value(v, st, x.clone(), span, c);
+                }
+            }
+            Value::Vertex(w) => self.add_vertex_value(v, st, w, c),
+            scalar => {
+                let k = scalar.kind();
+                let old = self.v(v).kind;
+                if old.and(k).is_empty() {
+                    let msg = format!(
+                        "conflicting values {} and {} (mismatched types {} and {})",
+                        self.value_text(&scalar),
+                        self.describe_node(v),
+                        k.name(),
+                        old.name()
+                    );
+                    self.err_at(v, ErrCode::Eval, msg, span);
+                    return;
+                }
+                if let Some(old_s) = &self.v(v).scalar {
+                    if !super::expr::scalar_eq(old_s, &scalar) {
+                        let msg = format!(
+                            "conflicting values {} and {}",
+                            self.value_text(&scalar),
+                            self.value_text(old_s)
+                        );
+                        self.err_at(v, ErrCode::Eval, msg, span);
+                    }
+                    return;
+                }
+                let vx = self.vm(v);
+                vx.kind = old.and(k);
+                vx.scalar = Some(scalar);
+            }
+        }
+    }
+
+    /// Unifies the value of an evaluated vertex (a builtin result, an inline expression) into `v`.
+    fn add_vertex_value(&mut self, v: VId, st: &mut NodeState, w: VId, c: &Conjunct) {
+        if w == v || self.is_ancestor(w, v) {
+            return;
+        }
+        self.evaluate(w);
+        if self.v(w).status == Status::Evaluating {
+            return;
+        }
+        let w = self.deref(w);
+        if let Some(d) = self.v(w).disj.clone() {
+            let mut c2 = c.clone();
+            c2.x = CExpr::Value(Value::Vertex(w));
+            let _ = d;
+            st.disjs.push(c2);
+            return;
+        }
+        let wx = self.v(w).clone_value_state();
+        if let Some(e) = wx.err {
+            self.set_err(v, e);
+        }
+        if wx.has_top {
+            self.vm(v).has_top = true;
+        }
+        let span = c.span;
+        if wx.kind != Kind::TOP {
+            let k = wx.kind;
+            if let Some(s) = wx.scalar {
+                self.add_value(v, st, s, span, c);
+            } else if k.contains(Kind::STRUCT) && !k.intersects(Kind::SCALAR) {
+                self.add_kind(v, Kind::STRUCT, span, "{...}");
+            } else if k.contains(Kind::LIST) && !k.intersects(Kind::SCALAR) {
+                self.add_kind(v, Kind::LIST, span, "[...]");
+            } else {
+                self.add_value(v, st, Value::Basic(k), span, c);
+            }
+        }
+        for cv in wx.constraints {
+            self.add_value(v, st, cv, span, c);
+        }
+        if wx.is_list {
+            self.vm(v).is_list = true;
+            let len = self.v(w).arcs.iter().filter(|&&a| self.v(a).label.is_int()).count() as u32;
+            if !wx.list_open {
+                self.set_list_len(v, len, span);
+            } else {
+                self.vm(v).list_open = true;
+            }
+        }
+        let structs = self.v(w).structs.clone();
+        self.vm(v).structs.extend(structs);
+        let pats = self.v(w).patterns.clone();
+        for (f, conj) in pats {
+            self.add_pattern(v, f, conj);
+        }
+        let lps = self.v(w).list_patterns.clone();
+        for (min, conj) in lps {
+            self.add_list_pattern(v, min, conj);
+        }
+        let arcs = self.v(w).arcs.clone();
+        for a in arcs {
+            let (label, at) = (self.v(a).label, self.v(a).arc_type);
+            if label.is_let() {
+                continue;
+            }
+            let child = self.get_arc(v, label, at);
+            self.vm(child).conjuncts.push(Conjunct {
+                env: None,
+                x: CExpr::Vertex(a),
+                ci: CloseInfo {
+                    group: c.ci.group,
+                    ..Default::default()
+                },
+                span: c.span,
+            });
+        }
+    }
+
+    fn add_list_pattern(&mut self, v: VId, min: u32, conj: Conjunct) {
+        let arcs = self.v(v).arcs.clone();
+        for a in arcs {
+            let l = self.v(a).label;
+            if l.is_int() && l.index() >= min {
+                self.vm(a).conjuncts.push(conj.clone());
+            }
+        }
+        self.vm(v).list_patterns.push((min, conj));
+    }
+
+    fn set_list_len(&mut self, v: VId, len: u32, span: Span) {
+        match self.v(v).list_len {
+            Some(old) if old != len => {
+                let msg = format!("incompatible list lengths ({} and {})", len, old);
+                self.err_at(v, ErrCode::Eval, msg, span);
+            }
+            _ => self.vm(v).list_len = Some(len),
+        }
+    }
+
+    fn add_list(&mut self, v: VId, st: &mut NodeState, c: &Conjunct, l: &ir::ListLit) {
+        let span = c.span;
+        self.add_kind(v, Kind::LIST, span, "[...]");
+        self.vm(v).is_list = true;
+        let group = self.new_group(c.ci.group, false, true, false, v);
+        let ci = CloseInfo {
+            group,
+            embedded: false,
+            optional: c.ci.optional,
+            refs: c.ci.refs.clone(),
+            in_def: c.ci.in_def,
+        };
+        let mut idx = 0u32;
+        for el in &l.elems {
+            match el {
+                ir::ListElem::Expr(e) => {
+                    let a = self.get_arc(v, Label::int(idx), ArcType::Member);
+                    let sp_ = self.prog.span(*e);
+                    self.vm(a).conjuncts.push(Conjunct {
+                        env: c.env.clone(),
+                        x: CExpr::Expr(*e),
+                        ci: ci.clone(),
+                        span: sp_,
+                    });
+                    idx += 1;
+                }
+                ir::ListElem::Comprehension(comp) => {
+                    let envs = match c.env.clone() {
+                        Some(env) => self.comprehension_envs(v, env, comp),
+                        None => Ok(Vec::new()),
+                    };
+                    match envs {
+                        Ok(envs) => {
+                            for env in envs {
+                                let a = self.get_arc(v, Label::int(idx), ArcType::Member);
+                                self.vm(a).conjuncts.push(Conjunct {
+                                    env: Some(env),
+                                    x: CExpr::Struct(comp.body),
+                                    ci: ci.clone(),
+                                    span: comp.span,
+                                });
+                                idx += 1;
+                            }
+                        }
+                        Err(b) => self.set_err(v, b),
+                    }
+                }
+            }
+        }
+        match l.ellipsis {
+            None => self.set_list_len(v, idx, span),
+            Some(t) => {
+                self.vm(v).list_open = true;
+                let max = self
+                    .v(v)
+                    .arcs
+                    .iter()
+                    .filter(|&&a| self.v(a).label.is_int())
+                    .count() as u32;
+                let _ = max;
+                if let Some(t) = t {
+                    let mut cci = ci.clone();
+                    cci.optional = true;
+                    let conj = Conjunct {
+                        env: c.env.clone(),
+                        x: CExpr::Expr(t),
+                        ci: cci,
+                        span: self.prog.span(t),
+                    };
+                    self.add_list_pattern(v, idx, conj);
+                }
+            }
+        }
+        let _ = st;
+    }
+
+    fn add_dynamic(&mut self, v: VId, st: &mut NodeState, env: EnvRef, d: ir::Decl, ci: CloseInfo) {
+        let _ = st;
+        let ir::Decl::Dynamic {
+            key,
+            arc,
+            value,
+            span,
+        } = d
+        else {
+            return;
+        };
+        let k = self.eval_value(Some(&env), key, Some(v));
+        let k = self.concrete(k);
+        let label = match k {
+            Ok(Value::Str(s)) => self.prog.labels.string(&s),
+            Ok(Value::Bottom(b)) | Err(b) => {
+                self.set_err(v, b);
+                return;
+            }
+            Ok(other) => {
+                let msg = format!(
+                    "invalid label type {}",
+                    other.kind().name()
+                );
+                self.err_at(v, ErrCode::Eval, msg, span);
+                return;
+            }
+        };
+        let a = self.get_arc(v, label, arc);
+        let mut cci = ci;
+        if arc != ArcType::Member {
+            cci.optional = true;
+        }
+        self.vm(a).conjuncts.push(Conjunct {
+            env: Some(env),
+            x: CExpr::Expr(value),
+            ci: cci,
+            span,
+        });
+    }
+
+    fn run_comprehension(
+        &mut self,
+        v: VId,
+        st: &mut NodeState,
+        env: EnvRef,
+        comp: Rc<ir::Comprehension>,
+        ci: CloseInfo,
+    ) {
+        match self.comprehension_envs(v, env, &comp) {
+            Ok(envs) => {
+                for e in envs {
+                    self.add_conjunct(
+                        v,
+                        st,
+                        Conjunct {
+                            env: Some(e),
+                            x: CExpr::Struct(comp.body),
+                            ci: ci.clone(),
+                            span: comp.span,
+                        },
+                    );
+                }
+            }
+            Err(b) => self.set_err(v, b),
+        }
+    }
+
+    /// Runs the clauses of a comprehension, returning the environment of every yield.
+    pub(super) fn comprehension_envs(
+        &mut self,
+        v: VId,
+        env: EnvRef,
+        comp: &ir::Comprehension,
+    ) -> Result<Vec<EnvRef>, Rc<Bottom>> {
+        let mut out = Vec::new();
+        self.clauses(v, env, &comp.clauses, &mut out)?;
+        Ok(out)
+    }
+
+    fn clauses(
+        &mut self,
+        v: VId,
+        env: EnvRef,
+        clauses: &[ir::Clause],
+        out: &mut Vec<EnvRef>,
+    ) -> Result<(), Rc<Bottom>> {
+        let Some((first, rest)) = clauses.split_first() else {
+            out.push(env);
+            return Ok(());
+        };
+        match first {
+            ir::Clause::If(cond) => {
+                let c = self.eval_value(Some(&env), *cond, Some(v));
+                match self.concrete(c)? {
+                    Value::Bool(true) => self.clauses(v, env, rest, out),
+                    Value::Bool(false) => Ok(()),
+                    Value::Bottom(b) => Err(b),
+                    other => Err(Bottom::with_span(
+                        ErrCode::Eval,
+                        format!(
+                            "cannot use {} (type {}) as type bool",
+                            self.value_text(&other),
+                            other.kind().name()
+                        ),
+                        self.prog.span(*cond),
+                    )),
+                }
+            }
+            ir::Clause::Let { label, value } => {
+                let f = self.new_vertex(None, *label, ArcType::Member);
+                self.vm(f).anonymous = true;
+                self.vm(f).status = Status::Evaluated;
+                let a = self.new_vertex(Some(f), *label, ArcType::Member);
+                self.vm(a).anonymous = true;
+                let sp_ = self.prog.span(*value);
+                self.vm(a).conjuncts.push(Conjunct {
+                    env: Some(env.clone()),
+                    x: CExpr::Expr(*value),
+                    ci: CloseInfo::default(),
+                    span: sp_,
+                });
+                self.vm(f).arcs.push(a);
+                let e = Rc::new(Env {
+                    up: Some(env),
+                    vertex: f,
+                    dyn_label: None,
+                });
+                self.clauses(v, e, rest, out)
+            }
+            ir::Clause::For { key, value, source } => {
+                let src = self.eval_value(Some(&env), *source, Some(v));
+                let src = match src {
+                    Value::Vertex(w) => w,
+                    Value::Bottom(b) => return Err(b),
+                    other => {
+                        let span = self.prog.span(*source);
+                        if !other.is_concrete_scalar() {
+                            return Err(Bottom::with_span(
+                                ErrCode::Incomplete,
+                                format!(
+                                    "cannot range over {} (incomplete type {})",
+                                    self.expr_text(*source),
+                                    other.kind().name()
+                                ),
+                                span,
+                            ));
+                        }
+                        return Err(Bottom::with_span(
+                            ErrCode::Eval,
+                            format!(
+                                "cannot range over {} (found {}, want list or struct)",
+                                self.expr_text(*source),
+                                other.kind().name()
+                            ),
+                            span,
+                        ));
+                    }
+                };
+                self.evaluate(src);
+                let src = self.default_of(src);
+                self.evaluate(src);
+                if let Some(e) = self.v(src).err.clone() {
+                    return Err(e);
+                }
+                let vx = self.v(src);
+                if vx.scalar.is_some() || (!vx.kind.intersects(Kind::STRUCT) && !vx.is_list) {
+                    let span = self.prog.span(*source);
+                    return Err(Bottom::with_span(
+                        ErrCode::Eval,
+                        format!(
+                            "cannot range over {} (found {}, want list or struct)",
+                            self.expr_text(*source),
+                            self.v(src).kind.name()
+                        ),
+                        span,
+                    ));
+                }
+                let arcs = self.v(src).arcs.clone();
+                for a in arcs {
+                    let (l, at) = (self.v(a).label, self.v(a).arc_type);
+                    if !l.is_regular() || at == ArcType::Optional {
+                        continue;
+                    }
+                    if at == ArcType::Required {
+                        return Err(Bottom::incomplete(format!(
+                            "missing required field in for comprehension: {}",
+                            self.prog.labels.text(l)
+                        )));
+                    }
+                    let f = self.new_vertex(None, *value, ArcType::Member);
+                    self.vm(f).anonymous = true;
+                    self.vm(f).status = Status::Evaluated;
+                    if let Some(k) = key {
+                        let kv = self.new_vertex(Some(f), *k, ArcType::Member);
+                        let kval = if l.is_int() {
+                            Value::int(l.index() as i64)
+                        } else {
+                            Value::Str(Rc::from(self.prog.labels.name(l)))
+                        };
+                        let vxk = self.vm(kv);
+                        vxk.anonymous = true;
+                        vxk.kind = kval.kind();
+                        vxk.scalar = Some(kval);
+                        vxk.status = Status::Evaluated;
+                        self.vm(f).arcs.push(kv);
+                    }
+                    let vv = self.new_vertex(Some(f), *value, ArcType::Member);
+                    let vvx = self.vm(vv);
+                    vvx.anonymous = true;
+                    vvx.forward = Some(a);
+                    vvx.status = Status::Evaluated;
+                    self.vm(f).arcs.push(vv);
+                    let e = Rc::new(Env {
+                        up: Some(env.clone()),
+                        vertex: f,
+                        dyn_label: None,
+                    });
+                    self.clauses(v, e, rest, out)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks the scalar against bounds and validators once all conjuncts are in.
+    fn finish_value(&mut self, v: VId) {
+        if self.v(v).err.as_ref().is_some_and(|e| !e.is_incomplete()) {
+            return;
+        }
+        let scalar = self.v(v).scalar.clone();
+        let cons = self.v(v).constraints.clone();
+        if let Some(s) = scalar {
+            for c in &cons {
+                if let Err(b) = self.check_constraint(c, &s) {
+                    self.set_err(v, b);
+                    return;
+                }
+            }
+            let has_fields = self
+                .v(v)
+                .arcs
+                .iter()
+                .any(|&a| self.v(a).label.is_regular() && self.v(a).arc_type == ArcType::Member);
+            if has_fields {
+                let a = self
+                    .v(v)
+                    .arcs
+                    .iter()
+                    .copied()
+                    .find(|&a| self.v(a).label.is_regular())
+                    .unwrap();
+                let msg = format!(
+                    "cannot combine regular field {:?} with {}",
+                    self.prog.labels.text(self.v(a).label),
+                    self.value_text(&s)
+                );
+                self.err_at(v, ErrCode::Eval, msg, Span::default());
+            }
+        } else if !cons.is_empty() {
+            self.simplify_bounds(v);
+        }
+        // List lengths.
+        let vx = self.v(v);
+        if vx.is_list {
+            let n = vx
+                .arcs
+                .iter()
+                .filter(|&&a| self.v(a).label.is_int())
+                .count() as u32;
+            if let Some(len) = vx.list_len
+                && n > len
+            {
+                let msg = format!("incompatible list lengths ({} and {})", len, n);
+                self.err_at(v, ErrCode::Eval, msg, Span::default());
+            }
+        }
+    }
+
+    /// Detects bounds that cannot hold together (`>10 & <5`) and integer ranges that are one
+    /// value (`>=1 & <=1 & int` stays as written, as CUE keeps validators).
+    fn simplify_bounds(&mut self, v: VId) {
+        let cons = self.v(v).constraints.clone();
+        let mut lo: Option<(UnaryOp, Value)> = None;
+        let mut hi: Option<(UnaryOp, Value)> = None;
+        for c in &cons {
+            if let Value::Bound(op, b) = c
+                && let Value::Num(..) = &**b
+            {
+                match op {
+                    UnaryOp::Gt | UnaryOp::Ge => lo = Some((*op, (**b).clone())),
+                    UnaryOp::Lt | UnaryOp::Le => hi = Some((*op, (**b).clone())),
+                    _ => {}
+                }
+            }
+        }
+        if let (Some((lop, Value::Num(l, _))), Some((hop, Value::Num(h, _)))) = (lo, hi) {
+            let ord = l.cmp(&h);
+            let bad = match ord {
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Equal => !(lop == UnaryOp::Ge && hop == UnaryOp::Le),
+                std::cmp::Ordering::Less => false,
+            };
+            if bad {
+                let msg = format!(
+                    "incompatible number bounds {}{} and {}{}",
+                    hop.as_str(),
+                    h,
+                    lop.as_str(),
+                    l
+                );
+                self.err_at(v, ErrCode::Eval, msg, Span::default());
+            }
+        }
+    }
+
+    /// Checks closedness: every regular arc of `v` needs evidence from each closed group that
+    /// applies here.
+    pub(super) fn check_closed(&mut self, v: VId) {
+        if self.v(v).closed_groups.is_empty() {
+            return;
+        }
+        let reqs = self.v(v).closed_groups.clone();
+        let opens = self.v(v).open_groups.clone();
+        // Requirements lifted by a `...` in a literal inside them.
+        let reqs: Vec<u32> = reqs
+            .into_iter()
+            .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
+            .collect();
+        if reqs.is_empty() {
+            return;
+        }
+        let arcs = self.v(v).arcs.clone();
+        for a in arcs {
+            let l = self.v(a).label;
+            if !l.is_regular() {
+                continue;
+            }
+            let ok = reqs.iter().all(|&r| self.arc_allowed(a, r));
+            if !ok {
+                let spans: Vec<Span> = self
+                    .v(a)
+                    .conjuncts
+                    .iter()
+                    .filter(|c| c.span != Span::default())
+                    .map(|c| c.span)
+                    .take(1)
+                    .collect();
+                let b = Rc::new(Bottom {
+                    code: ErrCode::Eval,
+                    msg: "field not allowed".into(),
+                    spans,
+                    child: false,
+                    at: Some(a),
+                });
+                let ax = self.vm(a);
+                ax.err = Some(b);
+                ax.status = Status::Finalized;
+            }
+        }
+    }
+
+    fn arc_allowed(&self, a: VId, r: u32) -> bool {
+        let rg = &self.groups[r as usize];
+        let relax = if rg.embedded { Some(rg.parent) } else { None };
+        self.v(a).conjuncts.iter().any(|c| {
+            self.group_within(c.ci.group, r) || relax.is_some_and(|p| self.group_within(c.ci.group, p))
+        })
+    }
+
+    /// Whether group `g` is `r` or lies inside it.
+    pub(super) fn group_within(&self, mut g: u32, r: u32) -> bool {
+        let mut guard = 0;
+        loop {
+            if g == r {
+                return true;
+            }
+            if g == 0 || guard > 10_000 {
+                return false;
+            }
+            guard += 1;
+            g = self.groups[g as usize].parent;
+        }
+    }
+
+    /// Evaluates `v` and all its regular descendants (and, with `all`, definitions, hidden
+    /// and optional fields too). Returns the first permanent error found below.
+    pub fn finalize(&mut self, v: VId, all: bool) -> Option<Rc<Bottom>> {
+        self.evaluate(v);
+        let d = self.deref(v);
+        if d != v {
+            self.evaluate(d);
+        }
+        let vx = self.v(d);
+        if let Some(e) = &vx.err
+            && !e.is_incomplete()
+        {
+            return Some(e.clone());
+        }
+        if vx.status == Status::Finalizing || vx.status == Status::Finalized {
+            return None;
+        }
+        self.vm(d).status = Status::Finalizing;
+        let mut first = None;
+        if let Some(dj) = self.v(d).disj.clone() {
+            for &alt in &dj.alts {
+                self.finalize(alt, all);
+            }
+        }
+        let arcs = self.v(d).arcs.clone();
+        for a in arcs {
+            let ax = self.v(a);
+            let l = ax.label;
+            if l.is_let() {
+                continue;
+            }
+            let regular = l.is_regular() && ax.arc_type != ArcType::Optional;
+            if !regular && !all {
+                continue;
+            }
+            let e = crate::stack::guard(|| self.finalize(a, all));
+            if regular && first.is_none() {
+                first = e;
+            }
+        }
+        self.vm(d).status = Status::Finalized;
+        first
+    }
+}
+
+impl Vertex {
+    fn clone_value_state(&self) -> ValueState {
+        ValueState {
+            err: self.err.clone(),
+            has_top: self.has_top,
+            kind: self.kind,
+            scalar: self.scalar.clone(),
+            constraints: self.constraints.clone(),
+            is_list: self.is_list,
+            list_open: self.list_open,
+        }
+    }
+}
+
+struct ValueState {
+    err: Option<Rc<Bottom>>,
+    has_top: bool,
+    kind: Kind,
+    scalar: Option<Value>,
+    constraints: Vec<Value>,
+    is_list: bool,
+    list_open: bool,
+}
