@@ -285,6 +285,8 @@ impl Num {
     }
 
     /// Compares by numeric value: `2.0` equals `2`, `-0` equals `0`.
+    // Not `Ord::cmp`: `Num` has no `Eq`, since equal values can print differently.
+    #[allow(clippy::should_implement_trait)]
     pub fn cmp(&self, o: &Num) -> Ordering {
         let (sa, sb) = (self.sign(), o.sign());
         if sa != sb || sa == 0 {
@@ -1455,7 +1457,7 @@ mod tests {
         assert_eq!(lit("0X1f").to_i64(), Some(31));
         assert_eq!(lit("0o17").to_i64(), Some(15));
         assert_eq!(lit("0b101").to_i64(), Some(5));
-        assert_eq!(lit("0xBad_Face").to_i64(), Some(0xBad_Face));
+        assert_eq!(lit("0xBad_Face").to_i64(), Some(0xBAD_FACE));
         assert_eq!(lit("0b0101_0001").to_i64(), Some(0b0101_0001));
         assert_eq!(lit("1_000").to_i64(), Some(1000));
         assert_eq!(lit("1K").to_i64(), Some(1000));

@@ -219,7 +219,7 @@ fn matches_date_like(b: &[u8]) -> bool {
 }
 
 /// `yaml.v3` `resolve("", s)`: the tag a plain scalar with text `s` would get.
-fn resolve(s: &str) -> &'static str {
+pub(super) fn resolve(s: &str) -> &'static str {
     let Some(&first) = s.as_bytes().first() else {
         return NULL_TAG;
     };
