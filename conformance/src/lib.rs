@@ -5,8 +5,16 @@
 //! ([`txtar`], [`corpus`]), interprets the oracle's outputs ([`oracle`]), runs checks on this
 //! project's implementation ([`parse`]) and compares their figures with the committed floors
 //! ([`ratchet`]). It returns data only: the `conformance` binary and the integration tests print.
+//!
+//! The evaluation checks ([`export`], with the inline `@test` assertions of [`inline`]) do not
+//! depend on any evaluator: they drive an [`engine::Engine`], chosen by [`engine::selected`].
 
 pub mod corpus;
+pub mod cue_engine;
+pub mod engine;
+pub mod export;
+pub mod inline;
+pub mod json;
 pub mod oracle;
 pub mod parse;
 pub mod ratchet;

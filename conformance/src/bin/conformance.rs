@@ -4,6 +4,11 @@
 //! checks the formatter on the ones that parse, and prints a per-directory table, the totals, the
 //! files the oracle says are syntax errors, the format figures and the ratchet's verdict. Each
 //! check is a subcommand, so `eval` and `export` can be added beside `parse`.
+//!
+//! `cargo run -p conformance --release -- export [--json PATH] [--verbose]` runs every CUE case
+//! through the selected engine (`conformance::engine::selected`, the one line to change when an
+//! evaluator is wired in) and prints the export verdicts and the inline `@test` assertion
+//! figures per directory, the acceptance percentages and the ratchet's verdict.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +18,7 @@ use clap::{Args, Parser, Subcommand};
 use conformance::corpus::{self, Corpus};
 use conformance::parse::{self, FormatOutcome, LineDiff, ParseOutcome, Population};
 use conformance::ratchet::{self, Ratchet};
+use conformance::{engine, export};
 
 #[derive(Parser)]
 #[command(about = "Conformance runners over the shared CUE/Timoni corpus")]
@@ -25,6 +31,8 @@ struct Cli {
 enum Command {
     /// Parse every .cue file and check the formatter on those that parse.
     Parse(ParseArgs),
+    /// Export every CUE case with the selected engine and check its inline @test assertions.
+    Export(ExportArgs),
 }
 
 /// Options every check shares.
@@ -64,6 +72,7 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     match cli.command {
         Command::Parse(args) => run_parse(&args),
+        Command::Export(args) => run_export(&args),
     }
 }
 
@@ -336,4 +345,270 @@ fn describe(d: &LineDiff) -> String {
         show(&d.expected),
         show(&d.actual)
     )
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Write a JSON summary (figures, and per case: id, pass, reason, assertions) to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn run_export(args: &ExportArgs) -> ExitCode {
+    let common = &args.common;
+    let corpus = match load_corpus(common) {
+        Ok(c) => c,
+        Err(e) if common.corpus.is_none() => {
+            println!("SKIPPED: {e}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = export::Options {
+        timeout: Duration::from_secs(common.timeout),
+        threads: common.threads,
+        filter: common.filter.clone(),
+    };
+    let started = Instant::now();
+    let report = export::run(&corpus, std::sync::Arc::new(engine::selected()), &options);
+    let elapsed = started.elapsed();
+    let f = report.figures();
+
+    println!(
+        "engine: {}; corpus: {} ({} CUE cases checked in {:.1?})",
+        report.engine,
+        corpus.root.display(),
+        f.cases,
+        elapsed
+    );
+    println!();
+    print_export_table(&report);
+
+    println!();
+    println!(
+        "acceptance: pass {}/{} = {} of all cases; {}/{} = {} of core cases (not golden_only/experiment)",
+        f.pass,
+        f.cases,
+        export::percent(f.pass, f.cases),
+        f.core_pass,
+        f.core_cases,
+        export::percent(f.core_pass, f.core_cases)
+    );
+    println!(
+        "by flag: golden_only {}/{}, experiment {}/{}, harness_selftest {}/{}",
+        f.golden_only_pass,
+        f.golden_only_cases,
+        f.experiment_pass,
+        f.experiment_cases,
+        f.selftest_pass,
+        f.selftest_cases
+    );
+    println!(
+        "export: verdict {}/{}; successful exports: value {}/{}, key order {}/{}; failing exports: error paths {}/{}; exact text {}/{}",
+        f.verdict_match,
+        f.cases,
+        f.value_match,
+        f.expected_ok,
+        f.key_order,
+        f.expected_ok,
+        f.error_paths,
+        f.expected_fail,
+        f.exact_text,
+        f.cases
+    );
+    if f.panics + f.timeouts > 0 || !report.no_verdict.is_empty() {
+        println!(
+            "panics: {}, timeouts: {}, cases without an oracle verdict: {}",
+            f.panics,
+            f.timeouts,
+            report.no_verdict.len()
+        );
+    }
+    let i = &f.inline;
+    println!(
+        "inline assertions: {} total, {} pass, {} fail, {} skipped ({} invalid); pass {} of checked, {} of all",
+        i.total,
+        i.pass,
+        i.fail,
+        i.skipped,
+        i.invalid,
+        export::percent(i.pass, i.pass + i.fail),
+        export::percent(i.pass, i.total)
+    );
+
+    print_reason_counts(
+        "skipped assertions by reason:",
+        report
+            .cases
+            .iter()
+            .flat_map(|c| &c.assertions)
+            .filter(|a| matches!(a.outcome, conformance::inline::Outcome::Skipped(_)))
+            .map(|a| a.outcome.reason()),
+    );
+    print_reason_counts(
+        "failing cases by reason:",
+        report
+            .cases
+            .iter()
+            .filter(|c| !c.pass)
+            .map(|c| c.reason.as_str()),
+    );
+
+    if common.verbose {
+        println!();
+        println!("failing cases:");
+        for c in report.cases.iter().filter(|c| !c.pass) {
+            println!("  {}: {}", c.id, c.reason);
+        }
+        println!();
+        println!("failing assertions:");
+        for c in &report.cases {
+            for a in &c.assertions {
+                if let conformance::inline::Outcome::Fail(why) = &a.outcome {
+                    println!(
+                        "  {}/{} {} @test({}): {}",
+                        c.id, a.location, a.path, a.directive, why
+                    );
+                }
+            }
+        }
+    }
+
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        println!();
+        println!("JSON summary written to {}", path.display());
+    }
+
+    let named = f.named();
+    let verdict = if common.filter.is_some() {
+        None
+    } else {
+        Some(Ratchet::load(&ratchet::default_path()).map(|r| r.check("export", &named)))
+    };
+    println!();
+    match &verdict {
+        None => println!("ratchet: not checked (--filter is set)"),
+        Some(Err(e)) => println!("ratchet: cannot read: {e}"),
+        Some(Ok(outcome)) => {
+            if let Some(reason) = &outcome.skipped {
+                println!("ratchet: not checked: {reason}");
+            }
+            for f in &outcome.failures {
+                println!("ratchet FAIL: {f}");
+            }
+            for h in &outcome.hints {
+                println!("ratchet hint: {h}");
+            }
+            if outcome.passed() && outcome.skipped.is_none() {
+                println!("ratchet: all floors hold");
+            }
+        }
+    }
+    let ratchet_failed = !matches!(&verdict, Some(Ok(o)) if o.passed());
+    if common.ratchet && ratchet_failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_export_table(report: &export::Report) {
+    let rows = report.groups();
+    let width = rows
+        .iter()
+        .map(|r| r.group.len())
+        .max()
+        .unwrap_or(0)
+        .max("directory".len());
+    let header = format!(
+        "{:<width$}  {:>5} {:>4} {:>7} {:>5} {:>5} {:>5} {:>7} | {:>7} {:>5} {:>5} {:>5} {:>6}",
+        "directory",
+        "cases",
+        "ok",
+        "verdict",
+        "pass",
+        "order",
+        "exact",
+        "errpath",
+        "asserts",
+        "pass",
+        "fail",
+        "skip",
+        "pass%"
+    );
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    let line = |name: &str, r: &export::GroupRow| {
+        println!(
+            "{:<width$}  {:>5} {:>4} {:>7} {:>5} {:>5} {:>5} {:>7} | {:>7} {:>5} {:>5} {:>5} {:>6}",
+            name,
+            r.cases,
+            r.expected_ok,
+            r.verdict_match,
+            r.pass,
+            r.key_order,
+            r.exact_text,
+            r.error_paths,
+            r.inline.total,
+            r.inline.pass,
+            r.inline.fail,
+            r.inline.skipped,
+            export::percent(r.inline.pass, r.inline.pass + r.inline.fail)
+        );
+    };
+    for r in &rows {
+        line(&r.group, r);
+    }
+    println!("{}", "-".repeat(header.len()));
+    let f = report.figures();
+    line(
+        "total",
+        &export::GroupRow {
+            group: "total".to_owned(),
+            cases: f.cases,
+            expected_ok: f.expected_ok,
+            verdict_match: f.verdict_match,
+            pass: f.pass,
+            key_order: f.key_order,
+            exact_text: f.exact_text,
+            error_paths: f.error_paths,
+            inline: f.inline,
+        },
+    );
+    println!(
+        "(ok: the oracle's export succeeds; order: values equal with the same key order; \
+         errpath: failing exports with the same error paths; pass%: of checked assertions)"
+    );
+}
+
+/// Prints how many times each reason occurs, grouped by the text before its first `:`.
+fn print_reason_counts<'a>(title: &str, reasons: impl Iterator<Item = &'a str>) {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in reasons {
+        let key = r.split(':').next().unwrap_or(r);
+        *counts.entry(key).or_default() += 1;
+    }
+    if counts.is_empty() {
+        return;
+    }
+    let mut sorted: Vec<_> = counts.into_iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    println!();
+    println!("{title}");
+    for (reason, n) in sorted {
+        println!(
+            "  {n:>5}  {}",
+            if reason.is_empty() { "(none)" } else { reason }
+        );
+    }
 }

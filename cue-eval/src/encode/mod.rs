@@ -30,7 +30,10 @@ pub enum Data {
     Null,
     Bool(bool),
     /// A number, already spelled as CUE's JSON output spells it (apd 'G' format, e.g. "1.0", "1E+2", "100"); `float` tells whether its CUE kind is float.
-    Number { text: String, float: bool },
+    Number {
+        text: String,
+        float: bool,
+    },
     String(String),
     Bytes(Vec<u8>),
     List(Vec<Data>),
@@ -49,12 +52,18 @@ pub struct Field {
 impl Data {
     /// An integer number spelled `text`.
     pub fn int(text: impl Into<String>) -> Data {
-        Data::Number { text: text.into(), float: false }
+        Data::Number {
+            text: text.into(),
+            float: false,
+        }
     }
 
     /// A float number spelled `text`.
     pub fn float(text: impl Into<String>) -> Data {
-        Data::Number { text: text.into(), float: true }
+        Data::Number {
+            text: text.into(),
+            float: true,
+        }
     }
 
     /// A string.
@@ -66,12 +75,20 @@ impl Data {
 impl Field {
     /// A field without a YAML tag.
     pub fn new(name: impl Into<String>, value: Data) -> Field {
-        Field { name: name.into(), value, yaml_tag: None }
+        Field {
+            name: name.into(),
+            value,
+            yaml_tag: None,
+        }
     }
 
     /// A field whose value carries the YAML tag `tag` (from `@yaml(,tag="...")`).
     pub fn tagged(name: impl Into<String>, value: Data, tag: impl Into<String>) -> Field {
-        Field { name: name.into(), value, yaml_tag: Some(tag.into()) }
+        Field {
+            name: name.into(),
+            value,
+            yaml_tag: Some(tag.into()),
+        }
     }
 }
 

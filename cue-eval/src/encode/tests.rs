@@ -17,7 +17,12 @@ fn float(x: &str) -> Data {
 }
 
 fn obj(fields: &[(&str, Data)]) -> Data {
-    Data::Struct(fields.iter().map(|(k, v)| Field::new(*k, v.clone())).collect())
+    Data::Struct(
+        fields
+            .iter()
+            .map(|(k, v)| Field::new(*k, v.clone()))
+            .collect(),
+    )
 }
 
 fn list(items: &[Data]) -> Data {
@@ -90,10 +95,19 @@ fn json_indent_nested() {
 #[test]
 fn json_indent_lists_and_scalars() {
     let d = obj(&[
-        ("ports", list(&[obj(&[("name", s("http")), ("port", int("80"))])])),
+        (
+            "ports",
+            list(&[obj(&[("name", s("http")), ("port", int("80"))])]),
+        ),
         ("empty", list(&[])),
-        ("nums", list(&[int("1"), float("2.5"), float("1E+10"), int("-3")])),
-        ("flags", list(&[Data::Bool(true), Data::Bool(false), Data::Null])),
+        (
+            "nums",
+            list(&[int("1"), float("2.5"), float("1E+10"), int("-3")]),
+        ),
+        (
+            "flags",
+            list(&[Data::Bool(true), Data::Bool(false), Data::Null]),
+        ),
         ("nested", list(&[list(&[]), list(&[int("1")])])),
     ]);
     let want = r#"{
@@ -151,17 +165,29 @@ fn json_string_escapes() {
     );
     assert_eq!(to_json_compact(&s("a\\b")), r#""a\\b""#);
     assert_eq!(to_json_compact(&s("\u{8}\u{c}\r")), r#""\b\f\r""#);
-    assert_eq!(to_json_compact(&s("\u{0}\u{1}\u{1f}")), r#""\u0000\u0001\u001f""#);
+    assert_eq!(
+        to_json_compact(&s("\u{0}\u{1}\u{1f}")),
+        r#""\u0000\u0001\u001f""#
+    );
     assert_eq!(to_json_compact(&s("\u{b}\u{1b}")), r#""\u000b\u001b""#);
     // DEL and C1 controls are copied, as are non-ASCII characters and emoji.
-    assert_eq!(to_json_compact(&s("\u{7f}\u{85}é日😀")), "\"\u{7f}\u{85}é日😀\"");
-    assert_eq!(to_json_compact(&s("a\u{2028}b\u{2029}c")), r#""a\u2028b\u2029c""#);
+    assert_eq!(
+        to_json_compact(&s("\u{7f}\u{85}é日😀")),
+        "\"\u{7f}\u{85}é日😀\""
+    );
+    assert_eq!(
+        to_json_compact(&s("a\u{2028}b\u{2029}c")),
+        r#""a\u2028b\u2029c""#
+    );
 }
 
 #[test]
 fn json_html_escaping() {
     let d = obj(&[("a<b>", s("\\ \" & < >"))]);
-    assert_eq!(to_json_indent(&d, false), "{\n    \"a<b>\": \"\\\\ \\\" & < >\"\n}\n");
+    assert_eq!(
+        to_json_indent(&d, false),
+        "{\n    \"a<b>\": \"\\\\ \\\" & < >\"\n}\n"
+    );
     assert_eq!(
         to_json_indent(&d, true),
         "{\n    \"a\\u003cb\\u003e\": \"\\\\ \\\" \\u0026 \\u003c \\u003e\"\n}\n"
@@ -171,12 +197,26 @@ fn json_html_escaping() {
 #[test]
 fn json_compact_marshal() {
     // The guide's example: json.Marshal({b: 1, a: "<&>", n: 10/4, e: 1e10}).
-    let d = obj(&[("b", int("1")), ("a", s("<&>")), ("n", float("2.5")), ("e", float("1E+10"))]);
-    assert_eq!(to_json_compact(&d), r#"{"b":1,"a":"<&>","n":2.5,"e":1E+10}"#);
-    // cue-pkg encoding/json marshal.t2.
-    assert_eq!(to_json_compact(&obj(&[("a", s("\\ \" & < >"))])), r#"{"a":"\\ \" & < >"}"#);
+    let d = obj(&[
+        ("b", int("1")),
+        ("a", s("<&>")),
+        ("n", float("2.5")),
+        ("e", float("1E+10")),
+    ]);
     assert_eq!(
-        to_json_compact(&obj(&[("l", list(&[int("1"), list(&[]), obj(&[])])), ("b", Data::Bytes(b"hi".to_vec()))])),
+        to_json_compact(&d),
+        r#"{"b":1,"a":"<&>","n":2.5,"e":1E+10}"#
+    );
+    // cue-pkg encoding/json marshal.t2.
+    assert_eq!(
+        to_json_compact(&obj(&[("a", s("\\ \" & < >"))])),
+        r#"{"a":"\\ \" & < >"}"#
+    );
+    assert_eq!(
+        to_json_compact(&obj(&[
+            ("l", list(&[int("1"), list(&[]), obj(&[])])),
+            ("b", Data::Bytes(b"hi".to_vec()))
+        ])),
         r#"{"l":[1,[],{}],"b":"aGk="}"#
     );
     assert_eq!(to_json_compact(&list(&[])), "[]");
@@ -189,7 +229,10 @@ fn json_marshal_stream() {
     let docs = [obj(&[("a", int("1"))]), obj(&[("b", int("2"))])];
     assert_eq!(to_json_stream_compact(&docs), "{\"a\":1}\n{\"b\":2}\n");
     let docs = [obj(&[("a", s("\\ \" & < >"))]), obj(&[("b", s(""))])];
-    assert_eq!(to_json_stream_compact(&docs), "{\"a\":\"\\\\ \\\" & < >\"}\n{\"b\":\"\"}\n");
+    assert_eq!(
+        to_json_stream_compact(&docs),
+        "{\"a\":\"\\\\ \\\" & < >\"}\n{\"b\":\"\"}\n"
+    );
     assert_eq!(to_json_stream_compact(&[]), "");
 }
 
@@ -200,9 +243,20 @@ fn json_marshal_stream() {
 fn yaml_structure_from_cue_encode_test() {
     // CUE's internal/encoding/yaml TestEncodeFile "foo".
     let d = obj(&[
-        ("seq", list(&[int("1"), int("2"), int("3"), obj(&[("a", int("1")), ("b", int("2"))])])),
+        (
+            "seq",
+            list(&[
+                int("1"),
+                int("2"),
+                int("3"),
+                obj(&[("a", int("1")), ("b", int("2"))]),
+            ]),
+        ),
         ("a", obj(&[("b", obj(&[("c", int("3"))]))])),
-        ("b", obj(&[("x", int("0")), ("y", int("1")), ("z", int("2"))])),
+        (
+            "b",
+            obj(&[("x", int("0")), ("y", int("1")), ("z", int("2"))]),
+        ),
     ]);
     let want = "seq:
   - 1
@@ -245,7 +299,10 @@ fn yaml_prometheus_example() {
         ),
         (
             "route",
-            obj(&[("receiver", s("pager")), ("group_by", list(&[s("alertname"), s("cluster")]))]),
+            obj(&[
+                ("receiver", s("pager")),
+                ("group_by", list(&[s("alertname"), s("cluster")])),
+            ]),
         ),
     ]);
     let want = "receivers:
@@ -267,18 +324,31 @@ route:
 
 #[test]
 fn yaml_nested_collections() {
-    assert_eq!(to_yaml(&list(&[list(&[int("1"), int("2")]), int("3")])), "- - 1\n  - 2\n- 3\n");
+    assert_eq!(
+        to_yaml(&list(&[list(&[int("1"), int("2")]), int("3")])),
+        "- - 1\n  - 2\n- 3\n"
+    );
     assert_eq!(to_yaml(&list(&[list(&[list(&[int("1")])])])), "- - - 1\n");
     assert_eq!(
-        to_yaml(&list(&[obj(&[("a", list(&[int("1")])), ("b", obj(&[("c", int("2"))]))])])),
+        to_yaml(&list(&[obj(&[
+            ("a", list(&[int("1")])),
+            ("b", obj(&[("c", int("2"))]))
+        ])])),
         "- a:\n    - 1\n  b:\n    c: 2\n"
     );
     assert_eq!(
-        to_yaml(&obj(&[("l", list(&[list(&[obj(&[("x", int("1")), ("y", int("2"))])])]))])),
+        to_yaml(&obj(&[(
+            "l",
+            list(&[list(&[obj(&[("x", int("1")), ("y", int("2"))])])])
+        )])),
         "l:\n  - - x: 1\n      \"y\": 2\n"
     );
     assert_eq!(
-        to_yaml(&obj(&[("e", obj(&[])), ("l", list(&[])), ("x", list(&[obj(&[]), list(&[])]))])),
+        to_yaml(&obj(&[
+            ("e", obj(&[])),
+            ("l", list(&[])),
+            ("x", list(&[obj(&[]), list(&[])]))
+        ])),
         "e: {}\nl: []\nx:\n  - {}\n  - []\n"
     );
 }
@@ -299,15 +369,24 @@ fn yaml_top_level_values() {
     assert_eq!(to_yaml(&Data::Bool(false)), "false\n");
     assert_eq!(to_yaml(&s("a\nb")), "|-\n  a\n  b\n");
     assert_eq!(to_yaml(&s("a\n")), "|\n  a\n");
-    assert_eq!(to_yaml(&Data::Bytes(b"hello".to_vec())), "!!binary aGVsbG8=\n");
+    assert_eq!(
+        to_yaml(&Data::Bytes(b"hello".to_vec())),
+        "!!binary aGVsbG8=\n"
+    );
 }
 
 #[test]
 fn yaml_eval_corpus_values() {
     // cue/eval/let keepDescending.t2 and cue/eval/v0.7 issue3925.
-    assert_eq!(to_yaml(&obj(&[("X", obj(&[("Y", s(""))]))])), "X:\n  \"Y\": \"\"\n");
+    assert_eq!(
+        to_yaml(&obj(&[("X", obj(&[("Y", s(""))]))])),
+        "X:\n  \"Y\": \"\"\n"
+    );
     assert_eq!(to_yaml(&obj(&[("c", s("str"))])), "c: str\n");
-    assert_eq!(to_yaml(&obj(&[("one", s("one value"))])), "one: one value\n");
+    assert_eq!(
+        to_yaml(&obj(&[("one", s("one value"))])),
+        "one: one value\n"
+    );
     // cue-pkg encoding/yaml t8: the default of `int | *2`.
     assert_eq!(to_yaml(&obj(&[("b", int("2"))])), "b: 2\n");
 }
@@ -319,7 +398,10 @@ fn yaml_marshal_stream() {
     assert_eq!(to_yaml_stream(&docs), "a: 1\n---\nb: 2\n");
     assert_eq!(to_yaml_stream(&[]), "");
     assert_eq!(to_yaml_stream(&[s("x")]), "x\n");
-    assert_eq!(to_yaml_stream(&[s("a\n\n"), int("1")]), "|+\n  a\n\n---\n1\n");
+    assert_eq!(
+        to_yaml_stream(&[s("a\n\n"), int("1")]),
+        "|+\n  a\n\n---\n1\n"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -329,7 +411,10 @@ fn yaml_marshal_stream() {
 fn yaml_numbers() {
     assert_eq!(yaml_value(int("100")), "k: 100\n");
     assert_eq!(yaml_value(int("-5")), "k: -5\n");
-    assert_eq!(yaml_value(int("1000000000000000000000")), "k: 1000000000000000000000\n");
+    assert_eq!(
+        yaml_value(int("1000000000000000000000")),
+        "k: 1000000000000000000000\n"
+    );
     assert_eq!(yaml_value(float("1.0")), "k: 1.0\n");
     assert_eq!(yaml_value(float("1E+2")), "k: 1E+2\n");
     assert_eq!(yaml_value(float("5.0")), "k: 5.0\n");
@@ -353,20 +438,35 @@ fn yaml_scalars() {
 fn yaml_bytes() {
     // CUE's TestEncodeFile oneLineFields: dat: '\x80'.
     assert_eq!(yaml_value(Data::Bytes(vec![0x80])), "k: !!binary gA==\n");
-    assert_eq!(yaml_value(Data::Bytes(b"hello".to_vec())), "k: !!binary aGVsbG8=\n");
+    assert_eq!(
+        yaml_value(Data::Bytes(b"hello".to_vec())),
+        "k: !!binary aGVsbG8=\n"
+    );
     assert_eq!(yaml_value(Data::Bytes(Vec::new())), "k: !!binary\n");
-    assert_eq!(to_yaml(&list(&[Data::Bytes(b"ab".to_vec())])), "- !!binary YWI=\n");
+    assert_eq!(
+        to_yaml(&list(&[Data::Bytes(b"ab".to_vec())])),
+        "- !!binary YWI=\n"
+    );
     // The literal style `SetString` gives raw text with a newline sticks to the base64.
-    assert_eq!(yaml_value(Data::Bytes(b"hello\nworld".to_vec())), "k: !!binary |-\n  aGVsbG8Kd29ybGQ=\n");
+    assert_eq!(
+        yaml_value(Data::Bytes(b"hello\nworld".to_vec())),
+        "k: !!binary |-\n  aGVsbG8Kd29ybGQ=\n"
+    );
     // So does the one yaml.v3 gives invalid UTF-8 whose base64 reaches 70 characters.
     let long = vec![0xffu8; 52];
     let mut b64 = String::new();
     push_base64(&mut b64, &long);
-    assert_eq!(yaml_value(Data::Bytes(long)), format!("k: !!binary |-\n  {b64}\n"));
+    assert_eq!(
+        yaml_value(Data::Bytes(long)),
+        format!("k: !!binary |-\n  {b64}\n")
+    );
     let short = vec![0xffu8; 51];
     let mut b64 = String::new();
     push_base64(&mut b64, &short);
-    assert_eq!(yaml_value(Data::Bytes(short)), format!("k: !!binary {b64}\n"));
+    assert_eq!(
+        yaml_value(Data::Bytes(short)),
+        format!("k: !!binary {b64}\n")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -394,7 +494,9 @@ fn yaml_legacy_words_are_double_quoted() {
         assert_eq!(yv(w), format!("k: \"{w}\"\n"), "{w}");
     }
     // Other spellings are plain.
-    for w in ["oN", "yES", "nO", "tRUE", "y1", "nan", "inf", "NaN", "Null1", "none"] {
+    for w in [
+        "oN", "yES", "nO", "tRUE", "y1", "nan", "inf", "NaN", "Null1", "none",
+    ] {
         assert_eq!(yv(w), format!("k: {w}\n"), "{w}");
     }
 }
@@ -441,12 +543,55 @@ fn yaml_dates_times_and_base60_are_double_quoted() {
 #[test]
 fn yaml_values_that_resolve_to_other_types_are_double_quoted() {
     for w in [
-        "~", "null", "Null", "NULL", "true", ".inf", ".Inf", ".INF", "+.inf", "-.Inf", ".nan",
-        ".NaN", ".NAN", "0", "-0", "+0", "123", "-123", "+123", "1_000", "0777", "0o17", "0O17",
-        "0b101", "0B11", "-0b101", "0x_1F", "0XFF", "-0x10", "+0x10", "1.5", "1.", ".5", "-.5",
-        "+1.5e3", "1e5", "1E-7", "08", "09.5", ".5e1", ".5_0", "9223372036854775807",
-        "-9223372036854775808", "18446744073709551615", "99999999999999999999", "0b-101",
-        "0o-7", "2001-1-2", "2024-02-29 10:20:30,5",
+        "~",
+        "null",
+        "Null",
+        "NULL",
+        "true",
+        ".inf",
+        ".Inf",
+        ".INF",
+        "+.inf",
+        "-.Inf",
+        ".nan",
+        ".NaN",
+        ".NAN",
+        "0",
+        "-0",
+        "+0",
+        "123",
+        "-123",
+        "+123",
+        "1_000",
+        "0777",
+        "0o17",
+        "0O17",
+        "0b101",
+        "0B11",
+        "-0b101",
+        "0x_1F",
+        "0XFF",
+        "-0x10",
+        "+0x10",
+        "1.5",
+        "1.",
+        ".5",
+        "-.5",
+        "+1.5e3",
+        "1e5",
+        "1E-7",
+        "08",
+        "09.5",
+        ".5e1",
+        ".5_0",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "18446744073709551615",
+        "99999999999999999999",
+        "0b-101",
+        "0o-7",
+        "2001-1-2",
+        "2024-02-29 10:20:30,5",
     ] {
         assert_eq!(yv(w), format!("k: \"{w}\"\n"), "{w:?}");
     }
@@ -455,9 +600,39 @@ fn yaml_values_that_resolve_to_other_types_are_double_quoted() {
 #[test]
 fn yaml_values_that_stay_strings_are_plain() {
     for w in [
-        "<<", "1e", "1e+", "e5", "0b2", "0o8", "0b", "0o", "+", ".", "..", "._5", ".e5",
-        "1__000e400", "1e400", "1.5.6", "12ab", "0x1p-2", "Infinity", "NaN", "+inf", "1_a",
-        "hello world", "a#b", "a:b", "http://x/y", "x,y", "x[y]", "?x", "-x", "x-", "--x", "é",
+        "<<",
+        "1e",
+        "1e+",
+        "e5",
+        "0b2",
+        "0o8",
+        "0b",
+        "0o",
+        "+",
+        ".",
+        "..",
+        "._5",
+        ".e5",
+        "1__000e400",
+        "1e400",
+        "1.5.6",
+        "12ab",
+        "0x1p-2",
+        "Infinity",
+        "NaN",
+        "+inf",
+        "1_a",
+        "hello world",
+        "a#b",
+        "a:b",
+        "http://x/y",
+        "x,y",
+        "x[y]",
+        "?x",
+        "-x",
+        "x-",
+        "--x",
+        "é",
         "日本",
     ] {
         assert_eq!(yv(w), format!("k: {w}\n"), "{w:?}");
@@ -470,9 +645,9 @@ fn yaml_values_that_stay_strings_are_plain() {
 #[test]
 fn yaml_plain_not_allowed_gives_single_quotes() {
     for w in [
-        "#a", ",a", "[a", "]a", "{a", "}a", "&a", "*a", "!a", "|a", ">a", "'a", "\"a", "%a",
-        "@a", "`a", "?", "? a", ":", ": a", "-", "- a", "a: b", "a:", "a #b", "---a",
-        "...", "...a", " a", "a ", " ", "  ",
+        "#a", ",a", "[a", "]a", "{a", "}a", "&a", "*a", "!a", "|a", ">a", "'a", "\"a", "%a", "@a",
+        "`a", "?", "? a", ":", ": a", "-", "- a", "a: b", "a:", "a #b", "---a", "...", "...a",
+        " a", "a ", " ", "  ",
     ] {
         let quoted = w.replace('\'', "''");
         assert_eq!(yv(w), format!("k: '{quoted}'\n"), "{w:?}");
@@ -480,7 +655,9 @@ fn yaml_plain_not_allowed_gives_single_quotes() {
     // `---` itself matches CUE's date pattern first.
     assert_eq!(yv("---"), "k: \"---\"\n");
     // Indicators that are harmless in block context stay plain.
-    for w in ["a,b", "a[b]", "a{b}", "a?b", "a:b", "a#b", "-a", "?a", ":a", "a-", "a!", "a'b"] {
+    for w in [
+        "a,b", "a[b]", "a{b}", "a?b", "a:b", "a#b", "-a", "?a", ":a", "a-", "a!", "a'b",
+    ] {
         assert_eq!(yv(w), format!("k: {w}\n"), "{w:?}");
     }
 }
@@ -490,7 +667,10 @@ fn yaml_tabs_and_controls_give_double_quotes() {
     assert_eq!(yv("a\tb"), "k: \"a\\tb\"\n");
     assert_eq!(yv("\tx"), "k: \"\\tx\"\n");
     assert_eq!(yv("a\rb"), "k: \"a\\rb\"\n");
-    assert_eq!(yv("\u{0}\u{7}\u{8}\u{b}\u{c}\u{1b}"), "k: \"\\0\\a\\b\\v\\f\\e\"\n");
+    assert_eq!(
+        yv("\u{0}\u{7}\u{8}\u{b}\u{c}\u{1b}"),
+        "k: \"\\0\\a\\b\\v\\f\\e\"\n"
+    );
     assert_eq!(yv("a\u{1}b\u{7f}"), "k: \"a\\x01b\\x7F\"\n");
     assert_eq!(yv("a\u{85}b"), "k: \"a\\Nb\"\n");
     assert_eq!(yv("\u{9f}"), "k: \"\\x9F\"\n");
@@ -524,16 +704,36 @@ fn yaml_literal_blocks() {
     assert_eq!(yv("\n\n"), "k: |2+\n\n\n");
     assert_eq!(yv("\na"), "k: |2-\n\n  a\n");
     assert_eq!(yv(" a\nb"), "k: |2-\n   a\n  b\n");
-    assert_eq!(yv("  indented\n    more\n"), "k: |2\n    indented\n      more\n");
+    assert_eq!(
+        yv("  indented\n    more\n"),
+        "k: |2\n    indented\n      more\n"
+    );
     // Tabs, quotes, `#`, leading indicators and legacy words do not matter in a block.
-    assert_eq!(yv("\tx\n# y: 'z'\nyes"), "k: |-\n  \tx\n  # y: 'z'\n  yes\n");
+    assert_eq!(
+        yv("\tx\n# y: 'z'\nyes"),
+        "k: |-\n  \tx\n  # y: 'z'\n  yes\n"
+    );
     assert_eq!(yv("a\r\nb"), "k: \"a\\r\\nb\"\n");
     // The next key follows on its own line after every chomping.
-    let d = obj(&[("a", s("x\n")), ("b", s("y\n\n")), ("c", s("z\nw")), ("d", int("1"))]);
-    assert_eq!(to_yaml(&d), "a: |\n  x\nb: |+\n  y\n\nc: |-\n  z\n  w\nd: 1\n");
+    let d = obj(&[
+        ("a", s("x\n")),
+        ("b", s("y\n\n")),
+        ("c", s("z\nw")),
+        ("d", int("1")),
+    ]);
+    assert_eq!(
+        to_yaml(&d),
+        "a: |\n  x\nb: |+\n  y\n\nc: |-\n  z\n  w\nd: 1\n"
+    );
     // Nested indentation.
-    let d = obj(&[("m", obj(&[("t", s("l1\nl2"))])), ("l", list(&[s("a\nb"), s("c\n")]))]);
-    assert_eq!(to_yaml(&d), "m:\n  \"t\": |-\n    l1\n    l2\nl:\n  - |-\n    a\n    b\n  - |\n    c\n");
+    let d = obj(&[
+        ("m", obj(&[("t", s("l1\nl2"))])),
+        ("l", list(&[s("a\nb"), s("c\n")])),
+    ]);
+    assert_eq!(
+        to_yaml(&d),
+        "m:\n  \"t\": |-\n    l1\n    l2\nl:\n  - |-\n    a\n    b\n  - |\n    c\n"
+    );
     assert_eq!(
         to_yaml(&list(&[obj(&[("tx", s("x\ny"))])])),
         "- tx: |-\n    x\n    y\n"
@@ -589,9 +789,15 @@ fn yaml_keys() {
 #[test]
 fn yaml_multiline_key_is_complex() {
     // CUE's TestEncodeFile "quoting": "k\nl": 3.
-    assert_eq!(to_yaml(&obj(&[("k\nl", int("3"))])), "? |-\n  k\n  l\n: 3\n");
     assert_eq!(
-        to_yaml(&obj(&[("k\n", obj(&[("a", int("1")), ("b", int("2"))])), ("z", int("0"))])),
+        to_yaml(&obj(&[("k\nl", int("3"))])),
+        "? |-\n  k\n  l\n: 3\n"
+    );
+    assert_eq!(
+        to_yaml(&obj(&[
+            ("k\n", obj(&[("a", int("1")), ("b", int("2"))])),
+            ("z", int("0"))
+        ])),
         "? |\n  k\n: a: 1\n  b: 2\nz: 0\n"
     );
     assert_eq!(
@@ -646,7 +852,10 @@ fn yaml_tags_from_cue_encode_test() {
     let d = Data::Struct(vec![
         Field::new("plain", s("no-tag")),
         Field::tagged("tagged", s("has-tag"), "!Custom"),
-        Field::new("nested", Data::Struct(vec![Field::tagged("field", s("value"), "!Nested")])),
+        Field::new(
+            "nested",
+            Data::Struct(vec![Field::tagged("field", s("value"), "!Nested")]),
+        ),
     ]);
     assert_eq!(
         to_yaml(&d),
@@ -658,13 +867,19 @@ fn yaml_tags_from_cue_encode_test() {
         s("value"),
         "!<tag:example.com,2000:app/foo>",
     )]);
-    assert_eq!(to_yaml(&d), "custom: !%3Ctag:example.com,2000:app/foo%3E value\n");
+    assert_eq!(
+        to_yaml(&d),
+        "custom: !%3Ctag:example.com,2000:app/foo%3E value\n"
+    );
     let d = Data::Struct(vec![Field::tagged(
         "item",
         s("value"),
         "!<https://example.com/schema/v1>",
     )]);
-    assert_eq!(to_yaml(&d), "item: !%3Chttps://example.com/schema/v1%3E value\n");
+    assert_eq!(
+        to_yaml(&d),
+        "item: !%3Chttps://example.com/schema/v1%3E value\n"
+    );
 }
 
 #[test]
@@ -698,10 +913,19 @@ fn yaml_tags_on_other_values() {
     assert_eq!(tagged(s("abc"), "foo"), "k: !<foo> abc\n");
     assert_eq!(tagged(s("abc"), "!a!b é"), "k: !a%21b%20%C3%A9 abc\n");
     assert_eq!(tagged(s("abc"), ""), "k: abc\n");
+    assert_eq!(tagged(s("123"), ""), "k: \"123\"\n");
+    assert_eq!(
+        tagged(Data::Bytes(b"hi".to_vec()), ""),
+        "k: !!binary aGk=\n"
+    );
     // Bytes with a tag of their own.
     assert_eq!(tagged(Data::Bytes(b"hi".to_vec()), "!B"), "k: !B aGk=\n");
     // Tagged mapping inside a sequence.
-    let d = list(&[Data::Struct(vec![Field::tagged("m", obj(&[("a", int("1"))]), "!M")])]);
+    let d = list(&[Data::Struct(vec![Field::tagged(
+        "m",
+        obj(&[("a", int("1"))]),
+        "!M",
+    )])]);
     assert_eq!(to_yaml(&d), "- m: !M\n    a: 1\n");
 }
 

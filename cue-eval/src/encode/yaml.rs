@@ -40,7 +40,13 @@ pub fn to_yaml_stream(docs: &[Data]) -> String {
 }
 
 fn write_document(out: &mut String, d: &Data) {
-    let mut e = Emitter { out, indent: -1, column: 0, whitespace: true, indention: true };
+    let mut e = Emitter {
+        out,
+        indent: -1,
+        column: 0,
+        whitespace: true,
+        indention: true,
+    };
     e.value(d, None);
     // DOCUMENT-END (implicit): end the last line; no `...` marker.
     e.write_indent();
@@ -113,9 +119,7 @@ fn scalar_node<'a>(value: Cow<'a, str>, tag: Option<&'a str>, style: Option<Styl
     let mut force_quoting = false;
     if let Some(t) = tag {
         let stag = short_tag(t);
-        if stag == STR_TAG && style.is_some() {
-            tag = None;
-        } else if resolve(&value) == stag {
+        if (stag == STR_TAG && style.is_some()) || resolve(&value) == stag {
             tag = None;
         } else if stag == STR_TAG {
             tag = None;
@@ -128,17 +132,26 @@ fn scalar_node<'a>(value: Cow<'a, str>, tag: Option<&'a str>, style: Option<Styl
         None if force_quoting => Style::DoubleQuoted,
         None => Style::Plain,
     };
-    Scalar { value, tag: tag.map(long_tag), style }
+    Scalar {
+        value,
+        tag: tag.map(long_tag),
+        style,
+    }
 }
 
 /// The explicit tag of a mapping or sequence node, dropped when it is the implied one.
 fn collection_tag<'a>(tag: Option<&'a str>, implied: &str) -> Option<Cow<'a, str>> {
     let t = tag.filter(|t| !t.is_empty())?;
-    if short_tag(t) == implied { None } else { Some(long_tag(t)) }
+    if short_tag(t) == implied {
+        None
+    } else {
+        Some(long_tag(t))
+    }
 }
 
 /// The scalar node for a non-collection value, `tag` being its `@yaml(,tag=…)` if any.
 fn value_scalar<'a>(d: &'a Data, tag: Option<&'a str>) -> Scalar<'a> {
+    let tag = tag.filter(|t| !t.is_empty());
     match d {
         Data::Null => scalar_node(Cow::Borrowed("null"), tag, None),
         Data::Bool(b) => scalar_node(Cow::Borrowed(if *b { "true" } else { "false" }), tag, None),
@@ -151,9 +164,11 @@ fn value_scalar<'a>(d: &'a Data, tag: Option<&'a str>) -> Scalar<'a> {
             };
             scalar_node(text, tag, None)
         }
-        Data::String(s) => {
-            scalar_node(Cow::Borrowed(s), Some(tag.unwrap_or(STR_TAG)), string_node_style(s))
-        }
+        Data::String(s) => scalar_node(
+            Cow::Borrowed(s),
+            Some(tag.unwrap_or(STR_TAG)),
+            string_node_style(s),
+        ),
         Data::Bytes(b) => {
             // CUE calls `SetString` on the raw bytes before replacing the value with base64,
             // so the literal style `SetString` chose for the raw text sticks: raw text with a
@@ -214,7 +229,9 @@ fn matches_date_like(b: &[u8]) -> bool {
         // The `t` is the separator and needs class characters on both sides.
         Some(i) => i >= 1 && i + 1 < body.len(),
         // Otherwise some `-` or `:` that is neither first nor last separates the two runs.
-        None => body[1..body.len() - 1].iter().any(|&c| c == b'-' || c == b':'),
+        None => body[1..body.len() - 1]
+            .iter()
+            .any(|&c| c == b'-' || c == b':'),
     }
 }
 
@@ -252,8 +269,11 @@ fn resolve_number(s: &str) -> &'static str {
     if parse_timestamp(s) {
         return TIMESTAMP_TAG;
     }
-    let plain: Cow<'_, str> =
-        if s.contains('_') { Cow::Owned(s.replace('_', "")) } else { Cow::Borrowed(s) };
+    let plain: Cow<'_, str> = if s.contains('_') {
+        Cow::Owned(s.replace('_', ""))
+    } else {
+        Cow::Borrowed(s)
+    };
     let plain = plain.as_ref();
     if go_parse_int(plain, 0) || go_parse_uint(plain, 0).is_some() {
         return INT_TAG;
@@ -265,19 +285,19 @@ fn resolve_number(s: &str) -> &'static str {
         if go_parse_int(rest, 2) || go_parse_uint(rest, 2).is_some() {
             return INT_TAG;
         }
-    } else if let Some(rest) = plain.strip_prefix("-0b") {
-        if go_parse_int_parts(true, rest, 2) {
-            return INT_TAG;
-        }
+    } else if let Some(rest) = plain.strip_prefix("-0b")
+        && go_parse_int_parts(true, rest, 2)
+    {
+        return INT_TAG;
     }
     if let Some(rest) = plain.strip_prefix("0o") {
         if go_parse_int(rest, 8) || go_parse_uint(rest, 8).is_some() {
             return INT_TAG;
         }
-    } else if let Some(rest) = plain.strip_prefix("-0o") {
-        if go_parse_int_parts(true, rest, 8) {
-            return INT_TAG;
-        }
+    } else if let Some(rest) = plain.strip_prefix("-0o")
+        && go_parse_int_parts(true, rest, 8)
+    {
+        return INT_TAG;
     }
     STR_TAG
 }
@@ -404,8 +424,11 @@ fn go_parse_float(s: &str) -> bool {
     if i != b.len() || (underscores && !underscore_ok(b)) {
         return false;
     }
-    let text: Cow<'_, str> =
-        if underscores { Cow::Owned(s.replace('_', "")) } else { Cow::Borrowed(s) };
+    let text: Cow<'_, str> = if underscores {
+        Cow::Owned(s.replace('_', ""))
+    } else {
+        Cow::Borrowed(s)
+    };
     text.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
@@ -421,7 +444,7 @@ fn underscore_ok(s: &[u8]) -> bool {
     if s.len() >= 2 && s[0] == b'0' && matches!(s[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
         i = 2;
         saw = b'0';
-        hex = s[1].to_ascii_lowercase() == b'x';
+        hex = s[1].eq_ignore_ascii_case(&b'x');
     }
     while i < s.len() {
         let c = s[i];
@@ -452,7 +475,9 @@ fn parse_timestamp(s: &str) -> bool {
     if digits != 4 || b.get(4) != Some(&b'-') {
         return false;
     }
-    [Some(b'T'), Some(b't'), Some(b' '), None].into_iter().any(|sep| timestamp_layout(b, sep))
+    [Some(b'T'), Some(b't'), Some(b' '), None]
+        .into_iter()
+        .any(|sep| timestamp_layout(b, sep))
 }
 
 /// One of the timestamp layouts: `sep` is the byte between date and time (`None`: date only).
@@ -478,7 +503,9 @@ fn timestamp_layout(b: &[u8], sep: Option<u8>) -> bool {
         }
     }
     let parse = || -> Option<()> {
-        let year = b[..4].iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0'));
+        let year = b[..4]
+            .iter()
+            .fold(0u32, |n, c| n * 10 + u32::from(c - b'0'));
         let r = lit(&b[4..], b'-')?;
         let (month, r) = getnum(r)?;
         if !(1..=12).contains(&month) {
@@ -661,9 +688,7 @@ fn select_style(s: &Scalar<'_>, a: &Analysis, simple_key: bool) -> Style {
     if simple_key && a.multiline {
         style = Style::DoubleQuoted;
     }
-    if style == Style::Plain
-        && (!a.block_plain_allowed || (s.value.is_empty() && simple_key))
-    {
+    if style == Style::Plain && (!a.block_plain_allowed || (s.value.is_empty() && simple_key)) {
         style = Style::SingleQuoted;
     }
     if style == Style::SingleQuoted && !a.single_quoted_allowed {
@@ -725,8 +750,7 @@ impl Emitter<'_> {
 
     fn write_indent(&mut self) {
         let indent = usize::try_from(self.indent).unwrap_or(0);
-        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace)
-        {
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
             self.put_break();
         }
         while self.column < indent {
@@ -735,7 +759,13 @@ impl Emitter<'_> {
         self.whitespace = true;
     }
 
-    fn write_indicator(&mut self, s: &str, need_whitespace: bool, is_whitespace: bool, is_indention: bool) {
+    fn write_indicator(
+        &mut self,
+        s: &str,
+        need_whitespace: bool,
+        is_whitespace: bool,
+        is_indention: bool,
+    ) {
         if need_whitespace && !self.whitespace {
             self.put(' ');
         }
@@ -790,7 +820,11 @@ impl Emitter<'_> {
         self.increase_indent(false);
         for f in fields {
             self.write_indent();
-            let key = scalar_node(Cow::Borrowed(&f.name), Some(STR_TAG), string_node_style(&f.name));
+            let key = scalar_node(
+                Cow::Borrowed(&f.name),
+                Some(STR_TAG),
+                string_node_style(&f.name),
+            );
             let a = analyze(&key.value);
             // `yaml_emitter_check_simple_key`: one line and at most 128 bytes.
             if !a.multiline && key.value.len() <= 128 {
@@ -869,8 +903,25 @@ impl Emitter<'_> {
             let keep = c.is_ascii_alphanumeric()
                 || matches!(
                     c,
-                    '_' | '-' | ';' | '/' | '?' | ':' | '@' | '&' | '=' | '+' | '$' | ',' | '.'
-                        | '~' | '*' | '\'' | '(' | ')' | '[' | ']'
+                    '_' | '-'
+                        | ';'
+                        | '/'
+                        | '?'
+                        | ':'
+                        | '@'
+                        | '&'
+                        | '='
+                        | '+'
+                        | '$'
+                        | ','
+                        | '.'
+                        | '~'
+                        | '*'
+                        | '\''
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
                 );
             if keep {
                 self.put(c);

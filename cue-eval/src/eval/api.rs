@@ -22,17 +22,118 @@ pub struct EvalError {
     pub positions: Vec<(String, usize, usize)>,
 }
 
+/// Gives the files (name, text) of an imported package by import path.
+pub type Loader<'a> = dyn FnMut(&str) -> Result<Vec<(String, String)>, String> + 'a;
+
 /// An evaluated CUE package.
 pub struct Instance {
     pub rt: Runtime,
     pub root: VId,
     pub files: Vec<SourceFile>,
     compile_errors: Vec<EvalError>,
+    compiled_errors_seen: usize,
 }
 
 impl Instance {
     /// Parses and compiles the given files (name, text) as one package, in order.
     pub fn from_sources(sources: &[(String, String)]) -> Result<Instance, Vec<EvalError>> {
+        Instance::from_sources_with_imports(sources, &mut |p| {
+            Err(format!(
+                "package {p:?} not found (imports need a module loader)"
+            ))
+        })
+    }
+
+    /// Like [`Instance::from_sources`], with `loader` giving the files of each imported
+    /// (non-standard-library) package by import path. Every package is compiled once and
+    /// evaluated once, however often it is imported.
+    pub fn from_sources_with_imports(
+        sources: &[(String, String)],
+        loader: &mut Loader<'_>,
+    ) -> Result<Instance, Vec<EvalError>> {
+        let mut inst = Instance::from_main(sources)?;
+        let mut i = 0;
+        let mut errors = Vec::new();
+        while i < inst.rt.prog.imports.len() {
+            let path = inst.rt.prog.imports[i].clone();
+            if inst.rt.packages.len() <= i {
+                inst.rt.packages.resize(i + 1, None);
+            }
+            if !builtins::is_std_package(&path) {
+                match loader(&path) {
+                    Ok(files) => match inst.add_package(&files) {
+                        Ok(root) => inst.rt.packages[i] = Some(root),
+                        Err(e) => errors.extend(e),
+                    },
+                    Err(msg) => errors.push(EvalError {
+                        path: String::new(),
+                        code: ErrCode::Eval,
+                        msg,
+                        positions: Vec::new(),
+                    }),
+                }
+            }
+            i += 1;
+        }
+        if !errors.is_empty() {
+            inst.compile_errors.extend(errors);
+        }
+        Ok(inst)
+    }
+
+    /// Evaluates a standalone CUE expression in this instance's runtime (so that its vertex
+    /// can be compared with the instance's values), returning its vertex.
+    pub fn eval_expr_text(&mut self, expr: &str) -> Result<VId, String> {
+        let text = format!("__expected: {expr}\n");
+        let root = self
+            .add_package(&[("expected.cue".to_string(), text)])
+            .map_err(|e| format_errors(&e))?;
+        self.rt.evaluate(root);
+        let l = self.rt.prog.labels.ident("__expected");
+        self.rt.arc(root, l).ok_or_else(|| "no value".to_string())
+    }
+
+    /// Parses and compiles one imported package, returning its root vertex.
+    fn add_package(&mut self, sources: &[(String, String)]) -> Result<VId, Vec<EvalError>> {
+        let mut asts = Vec::new();
+        let mut errors = Vec::new();
+        for (name, text) in sources {
+            let id = self.files.len() as u32;
+            let sf = SourceFile::new(name.clone(), text.clone());
+            let (ast, errs) = crate::parse(FileId(id), text);
+            for e in errs {
+                let (l, c) = sf.line_col(e.span.start as usize);
+                errors.push(EvalError {
+                    path: String::new(),
+                    code: ErrCode::Eval,
+                    msg: e.message.clone(),
+                    positions: vec![(name.clone(), l, c)],
+                });
+            }
+            self.rt.sources.push(Rc::from(text.as_str()));
+            self.files.push(sf);
+            asts.push(ast);
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let refs: Vec<&crate::ast::File> = asts.iter().collect();
+        let ids = compile::compile_package(&mut self.rt.prog, &refs);
+        let root_label = self.rt.prog.labels.string("");
+        let root = self.rt.new_vertex(None, root_label, ArcType::Member);
+        for id in ids {
+            let span = self.rt.prog.structs[id as usize].span;
+            self.rt.vm(root).conjuncts.push(Conjunct {
+                env: None,
+                x: CExpr::Struct(id),
+                ci: CloseInfo::default(),
+                span,
+            });
+        }
+        Ok(root)
+    }
+
+    fn from_main(sources: &[(String, String)]) -> Result<Instance, Vec<EvalError>> {
         let mut rt = Runtime::new();
         let mut files = Vec::new();
         let mut asts = Vec::new();
@@ -75,6 +176,7 @@ impl Instance {
             root,
             files,
             compile_errors: Vec::new(),
+            compiled_errors_seen: 0,
         };
         let cerrs: Vec<EvalError> = inst
             .rt
@@ -90,7 +192,32 @@ impl Instance {
             })
             .collect();
         inst.compile_errors = cerrs;
+        inst.compiled_errors_seen = inst.rt.prog.errors.len();
         Ok(inst)
+    }
+
+    /// Picks up compile errors of packages compiled after the main one.
+    fn collect_compile_errors(&mut self) {
+        let n = self.rt.prog.errors.len();
+        if n > self.compiled_errors_seen {
+            let new: Vec<_> = self.rt.prog.errors[self.compiled_errors_seen..].to_vec();
+            for e in new {
+                let positions = self.positions(&[e.span]);
+                self.compile_errors.push(EvalError {
+                    path: String::new(),
+                    code: ErrCode::Eval,
+                    msg: e.msg,
+                    positions,
+                });
+            }
+            self.compiled_errors_seen = n;
+        }
+    }
+
+    /// Errors found while compiling (parse errors are returned by the constructors).
+    pub fn compile_errors(&mut self) -> Vec<EvalError> {
+        self.collect_compile_errors();
+        self.compile_errors.clone()
     }
 
     fn positions(&self, spans: &[Span]) -> Vec<(String, usize, usize)> {
@@ -133,6 +260,7 @@ impl Instance {
 
     /// Evaluates everything and exports the root as concrete data (`cue export`).
     pub fn export(&mut self) -> Result<Data, Vec<EvalError>> {
+        self.collect_compile_errors();
         if !self.compile_errors.is_empty() {
             return Err(self.compile_errors.clone());
         }

@@ -265,7 +265,10 @@ impl Runtime {
                     Ok(other) => {
                         return Value::Bottom(Bottom::with_span(
                             ErrCode::Eval,
-                            format!("cannot use {} as list in argument 1 to or", self.value_text(&other)),
+                            format!(
+                                "cannot use {} as list in argument 1 to or",
+                                self.value_text(&other)
+                            ),
                             span,
                         ));
                     }
@@ -301,7 +304,10 @@ impl Runtime {
                     Ok(other) => {
                         return Value::Bottom(Bottom::with_span(
                             ErrCode::Eval,
-                            format!("cannot use {} as list in argument 1 to and", self.value_text(&other)),
+                            format!(
+                                "cannot use {} as list in argument 1 to and",
+                                self.value_text(&other)
+                            ),
                             span,
                         ));
                     }
@@ -470,7 +476,10 @@ impl Runtime {
                         self.evaluate(w);
                         let vx = self.v(w);
                         let n = if vx.is_list {
-                            vx.arcs.iter().filter(|&&x| self.v(x).label.is_int()).count()
+                            vx.arcs
+                                .iter()
+                                .filter(|&&x| self.v(x).label.is_int())
+                                .count()
                         } else {
                             vx.arcs
                                 .iter()
@@ -568,7 +577,9 @@ impl Runtime {
                 let x = s(self, 0)?;
                 let sep = s(self, 1)?;
                 let parts: Vec<Value> = if sep.is_empty() {
-                    x.chars().map(|c| Value::Str(Rc::from(c.to_string()))).collect()
+                    x.chars()
+                        .map(|c| Value::Str(Rc::from(c.to_string())))
+                        .collect()
                 } else {
                     x.split(&*sep).map(|p| Value::Str(Rc::from(p))).collect()
                 };
@@ -595,8 +606,12 @@ impl Runtime {
                 let p = s(self, 1)?;
                 string(x.strip_prefix(&*p).unwrap_or(&x).to_string())
             }
-            "strings.MinRunes" => Ok(Value::Bool(s(self, 0)?.chars().count() as i64 >= n(self, 1)?)),
-            "strings.MaxRunes" => Ok(Value::Bool(s(self, 0)?.chars().count() as i64 <= n(self, 1)?)),
+            "strings.MinRunes" => Ok(Value::Bool(
+                s(self, 0)?.chars().count() as i64 >= n(self, 1)?,
+            )),
+            "strings.MaxRunes" => Ok(Value::Bool(
+                s(self, 0)?.chars().count() as i64 <= n(self, 1)?,
+            )),
             "strings.Repeat" => string(s(self, 0)?.repeat(n(self, 1)?.max(0) as usize)),
             "list.Concat" => {
                 let lists = self.list_values(&a[0], name)?;
@@ -613,7 +628,8 @@ impl Runtime {
             }
             "list.Range" => {
                 let (start, limit, step) = (&a[0], &a[1], &a[2]);
-                let (Value::Num(st, k1), Value::Num(li, k2), Value::Num(sp, k3)) = (start, limit, step)
+                let (Value::Num(st, k1), Value::Num(li, k2), Value::Num(sp, k3)) =
+                    (start, limit, step)
                 else {
                     return Err(Bottom::eval("non-number argument to list.Range"));
                 };
@@ -630,7 +646,9 @@ impl Runtime {
                 let up = sp.sign() > 0;
                 while out.len() < 1_000_000 {
                     let c = cur.cmp(li);
-                    if (up && c != std::cmp::Ordering::Less) || (!up && c != std::cmp::Ordering::Greater) {
+                    if (up && c != std::cmp::Ordering::Less)
+                        || (!up && c != std::cmp::Ordering::Greater)
+                    {
                         break;
                     }
                     out.push(Value::num(cur.clone(), kind));
@@ -816,7 +834,11 @@ impl Runtime {
     }
 
     /// Runs a validator against a value.
-    pub(super) fn run_validator(&mut self, call: &ValidatorCall, x: &Value) -> Result<(), Rc<Bottom>> {
+    pub(super) fn run_validator(
+        &mut self,
+        call: &ValidatorCall,
+        x: &Value,
+    ) -> Result<(), Rc<Bottom>> {
         match call.func {
             Func::Core(Builtin::MatchN) => {
                 let count = self.count_matches(x, &call.args[1])?;

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::ast::{self, BinaryOp, Constraint, Span, UnaryOp};
 use crate::literal;
-use crate::num::{Num, NumKind};
+use crate::num::Num;
 
 use super::ir::*;
 use super::label::{Interner, Label};
@@ -129,7 +129,11 @@ pub fn import_name(path: &str) -> String {
     p.rsplit('/').next().unwrap_or(p).to_string()
 }
 
-fn collect_field_name(prog: &mut Program, field: &ast::Field, names: &mut HashMap<Rc<str>, Binding>) {
+fn collect_field_name(
+    prog: &mut Program,
+    field: &ast::Field,
+    names: &mut HashMap<Rc<str>, Binding>,
+) {
     let label = match &field.label {
         ast::Label::Ident(i) => Some((i.name.to_string(), prog.labels.ident(&i.name))),
         ast::Label::String(e) => match &**e {
@@ -502,10 +506,7 @@ impl Compiler<'_> {
                             Some(id) => self.prog.add(Expr::Builtin(Builtin::Pkg(id)), span),
                             None => self.err(
                                 span,
-                                format!(
-                                    "undefined field: {}",
-                                    self.prog.labels.text(label)
-                                ),
+                                format!("undefined field: {}", self.prog.labels.text(label)),
                             ),
                         };
                     }
@@ -692,13 +693,29 @@ fn predeclared(name: &str) -> Option<Expr> {
         "rune" => range(Some(0), Some(0x10FFFF)),
         "float32" => Expr::Range(
             Kind::NUMBER,
-            Some(Num::parse_literal("-3.40282346638528859811704183484516925440e+38").unwrap().0),
-            Some(Num::parse_literal("3.40282346638528859811704183484516925440e+38").unwrap().0),
+            Some(
+                Num::parse_literal("-3.40282346638528859811704183484516925440e+38")
+                    .unwrap()
+                    .0,
+            ),
+            Some(
+                Num::parse_literal("3.40282346638528859811704183484516925440e+38")
+                    .unwrap()
+                    .0,
+            ),
         ),
         "float64" => Expr::Range(
             Kind::NUMBER,
-            Some(Num::parse_literal("-1.797693134862315708145274237317043567981e+308").unwrap().0),
-            Some(Num::parse_literal("1.797693134862315708145274237317043567981e+308").unwrap().0),
+            Some(
+                Num::parse_literal("-1.797693134862315708145274237317043567981e+308")
+                    .unwrap()
+                    .0,
+            ),
+            Some(
+                Num::parse_literal("1.797693134862315708145274237317043567981e+308")
+                    .unwrap()
+                    .0,
+            ),
         ),
         "len" => Expr::Builtin(Builtin::Len),
         "close" => Expr::Builtin(Builtin::Close),

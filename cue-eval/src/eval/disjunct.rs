@@ -19,13 +19,14 @@ struct Disjunction {
 }
 
 struct Cand {
-    conjs: Vec<Conjunct>,
     choices: Vec<usize>,
+    /// Per disjunction so far: whether a default was chosen (merged over equal candidates).
+    defaults: Vec<bool>,
     vertex: VId,
 }
 
 /// Limits the cross product so that a pathological input ends with an error.
-const MAX_CANDIDATES: usize = 100_000;
+const MAX_CANDIDATES: usize = 20_000;
 
 impl Runtime {
     fn disjunction_of(&mut self, c: &Conjunct) -> Disjunction {
@@ -105,15 +106,51 @@ impl Runtime {
         }
     }
 
-    fn clone_for(&mut self, v: VId, conjs: Vec<Conjunct>) -> VId {
-        let (parent, label, at) = {
+    /// The identity of a disjunction conjunct, stable across clones of one vertex.
+    pub(super) fn disj_key(c: &Conjunct) -> u64 {
+        match &c.x {
+            CExpr::Expr(id) => *id as u64,
+            CExpr::Value(Value::Vertex(w)) => (1u64 << 40) | *w as u64,
+            CExpr::Value(Value::Or(vs)) => {
+                (2u64 << 40) | (Rc::as_ptr(vs) as *const () as usize as u64 & 0xff_ffff_ffff)
+            }
+            CExpr::Vertex(w) => (3u64 << 40) | *w as u64,
+            _ => u64::MAX,
+        }
+    }
+
+    /// Records a disjunction met while evaluating `v`, or applies the choice a clone made.
+    pub(super) fn push_disjunction(&mut self, v: VId, st: &mut NodeState, c: Conjunct) {
+        let key = Self::disj_key(&c);
+        if let Some(ch) = self.v(v).choices.clone()
+            && let Some(&(_, j)) = ch.iter().find(|(k, _)| *k == key)
+        {
+            let d = self.disjunction_of(&c);
+            if let Some((alt, _)) = d.alts.into_iter().nth(j) {
+                self.add_conjunct(v, st, alt);
+            }
+            return;
+        }
+        if self.v(v).defer_disj {
+            return;
+        }
+        st.disjs.push(c);
+    }
+
+    fn clone_for(&mut self, v: VId, choices: Vec<(u64, usize)>, defer: bool) -> VId {
+        let (parent, label, at, conjs) = {
             let vx = self.v(v);
-            (vx.parent, vx.label, vx.arc_type)
+            (vx.parent, vx.label, vx.arc_type, vx.conjuncts.clone())
         };
+        let inherited = self.v(v).choices.clone();
         let c = self.new_vertex(parent, label, at);
         let cx = self.vm(c);
         cx.is_disjunct = true;
         cx.conjuncts = conjs;
+        let mut all = inherited.map(|r| (*r).clone()).unwrap_or_default();
+        all.extend(choices);
+        cx.choices = Some(Rc::new(all));
+        cx.defer_disj = defer;
         c
     }
 
@@ -133,35 +170,54 @@ impl Runtime {
     }
 
     pub(super) fn expand_disjunctions(&mut self, v: VId, st: NodeState) {
+        let keys: Vec<u64> = st.disjs.iter().map(Self::disj_key).collect();
         let disjs: Vec<Disjunction> = st.disjs.iter().map(|c| self.disjunction_of(c)).collect();
         let mut cands = vec![Cand {
-            conjs: st.leaves,
             choices: Vec::new(),
+            defaults: Vec::new(),
             vertex: v,
         }];
         let mut errors: Vec<Rc<Bottom>> = Vec::new();
         let n = disjs.len();
         for (i, d) in disjs.iter().enumerate() {
             let last = i + 1 == n;
-            let mut next = Vec::new();
+            let mut next: Vec<Cand> = Vec::new();
             for cand in &cands {
-                for (j, (alt, _)) in d.alts.iter().enumerate() {
+                for j in 0..d.alts.len() {
                     if next.len() >= MAX_CANDIDATES {
                         self.aborted = Some("disjunction too large".into());
                         break;
                     }
-                    let mut conjs = cand.conjs.clone();
-                    conjs.push(alt.clone());
-                    let c = self.clone_for(v, conjs.clone());
+                    let mut choices = cand.choices.clone();
+                    choices.push(j);
+                    let mut defaults = cand.defaults.clone();
+                    defaults.push(d.alts[j].1);
+                    let ch: Vec<(u64, usize)> =
+                        keys.iter().copied().zip(choices.iter().copied()).collect();
+                    let c = self.clone_for(v, ch, !last);
                     if let Some(e) = self.failed(c, last) {
                         errors.push(e);
                         continue;
                     }
-                    let mut choices = cand.choices.clone();
-                    choices.push(j);
+                    if !last {
+                        // Merge with an equal candidate: their futures are the same.
+                        let mut merged = false;
+                        for o in next.iter_mut() {
+                            if self.vertices_equal(o.vertex, c, 0) {
+                                for (x, y) in o.defaults.iter_mut().zip(defaults.iter()) {
+                                    *x |= *y;
+                                }
+                                merged = true;
+                                break;
+                            }
+                        }
+                        if merged {
+                            continue;
+                        }
+                    }
                     next.push(Cand {
-                        conjs,
                         choices,
+                        defaults,
                         vertex: c,
                     });
                 }
@@ -180,7 +236,7 @@ impl Runtime {
         let dropped: Vec<bool> = disjs
             .iter()
             .enumerate()
-            .map(|(i, d)| d.has_defaults && !cands.iter().any(|c| d.alts[c.choices[i]].1))
+            .map(|(i, d)| d.has_defaults && !cands.iter().any(|c| c.defaults[i]))
             .collect();
         let mut results: Vec<(VId, u8)> = Vec::new();
         for cand in &cands {
@@ -189,7 +245,7 @@ impl Runtime {
                 if !d.has_defaults || dropped[i] {
                     continue;
                 }
-                let m = if d.alts[cand.choices[i]].1 { IS } else { NOT };
+                let m = if cand.defaults[i] { IS } else { NOT };
                 mode = mode.max(m);
             }
             let c = self.deref(cand.vertex);
@@ -230,13 +286,13 @@ impl Runtime {
     }
 
     fn push_result(&mut self, results: &mut Vec<(VId, u8)>, a: VId, mode: u8) {
-        for i in 0..results.len() {
-            let (e, em) = results[i];
+        for r in results.iter_mut() {
+            let (e, em) = *r;
             if self.vertices_equal(e, a, 0) {
                 if mode == IS || em == IS {
-                    results[i].1 = IS;
+                    r.1 = IS;
                 } else if em == MAYBE {
-                    results[i].1 = mode;
+                    r.1 = mode;
                 }
                 return;
             }
@@ -257,8 +313,10 @@ impl Runtime {
             return true;
         }
         let (ax, bx) = (self.v(a), self.v(b));
-        if ax.err.is_some() || bx.err.is_some() {
-            return false;
+        match (&ax.err, &bx.err) {
+            (Some(_), Some(_)) => return true,
+            (Some(_), None) | (None, Some(_)) => return false,
+            _ => {}
         }
         match (&ax.disj, &bx.disj) {
             (None, None) => {}
@@ -267,14 +325,16 @@ impl Runtime {
                     return false;
                 }
                 let (xa, ya) = (x.alts.clone(), y.alts.clone());
-                return xa
-                    .iter()
-                    .zip(ya.iter())
-                    .all(|(&p, &q)| self.vertices_equal(p, q, depth + 1));
+                let nd = x.num_defaults;
+                return xa.iter().enumerate().all(|(i, &p)| {
+                    ya.iter()
+                        .enumerate()
+                        .any(|(j, &q)| (i < nd) == (j < nd) && self.vertices_equal(p, q, depth + 1))
+                });
             }
             _ => return false,
         }
-        if ax.kind != bx.kind || ax.is_list != bx.is_list || ax.has_top != bx.has_top && ax.kind != value::Kind::TOP {
+        if ax.is_list != bx.is_list {
             return false;
         }
         match (&ax.scalar, &bx.scalar) {
@@ -283,16 +343,24 @@ impl Runtime {
                     return false;
                 }
             }
-            (None, None) => {}
+            (None, None) => {
+                let structish = |k: value::Kind| {
+                    k.contains(value::Kind::STRUCT) && !k.intersects(value::Kind::SCALAR)
+                };
+                let same_kind = ax.kind == bx.kind || (structish(ax.kind) && structish(bx.kind));
+                if !same_kind {
+                    return false;
+                }
+                if ax.constraints.len() != bx.constraints.len()
+                    || !ax
+                        .constraints
+                        .iter()
+                        .all(|c| bx.constraints.iter().any(|d| self.constraint_eq(c, d)))
+                {
+                    return false;
+                }
+            }
             _ => return false,
-        }
-        if ax.constraints.len() != bx.constraints.len()
-            || !ax
-                .constraints
-                .iter()
-                .all(|c| bx.constraints.iter().any(|d| self.constraint_eq(c, d)))
-        {
-            return false;
         }
         if ax.is_list && ax.list_open != bx.list_open {
             return false;
@@ -354,6 +422,7 @@ fn disjunction_error(errors: Vec<Rc<Bottom>>) -> Rc<Bottom> {
                 n,
                 errors
                     .iter()
+                    .take(4)
                     .map(|e| format!("\n{}", e.msg))
                     .collect::<String>()
             );

@@ -56,7 +56,12 @@ impl Runtime {
     }
 
     /// Exports a vertex: its data, or `None` with the errors appended to `errs`.
-    pub fn export_vertex(&mut self, v: VId, errs: &mut Vec<ExportError>, depth: usize) -> Option<Data> {
+    pub fn export_vertex(
+        &mut self,
+        v: VId,
+        errs: &mut Vec<ExportError>,
+        depth: usize,
+    ) -> Option<Data> {
         if depth > MAX_DEPTH {
             errs.push(ExportError {
                 path: self.path(v),
@@ -96,10 +101,10 @@ impl Runtime {
             });
             return None;
         }
-        if let Some(s) = &vx.scalar {
-            if let Some(data) = scalar_data(s) {
-                return Some(data);
-            }
+        if let Some(s) = &vx.scalar
+            && let Some(data) = scalar_data(s)
+        {
+            return Some(data);
         }
         if vx.is_list {
             let elems: Vec<VId> = vx

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 
 use crate::ast::{BinaryOp, Span, UnaryOp};
-use crate::num::{Num, NumKind};
+use crate::num::NumKind;
 
 use super::ir::{ArcType, Expr, ExprId};
 use super::label::Label;
@@ -58,14 +58,22 @@ impl Runtime {
         match &*e {
             Expr::FieldRef { up, label } => {
                 let Some(frame) = env_up(env, *up) else {
-                    return Err(Bottom::with_span(ErrCode::Eval, "reference out of scope", span));
+                    return Err(Bottom::with_span(
+                        ErrCode::Eval,
+                        "reference out of scope",
+                        span,
+                    ));
                 };
                 let scope = frame.vertex;
                 self.lookup_field(scope, *label, span, true)
             }
             Expr::LetRef { up, label, name } => {
                 let Some(frame) = env_up(env, *up) else {
-                    return Err(Bottom::with_span(ErrCode::Eval, "reference out of scope", span));
+                    return Err(Bottom::with_span(
+                        ErrCode::Eval,
+                        "reference out of scope",
+                        span,
+                    ));
                 };
                 let scope = frame.vertex;
                 match self.arc(scope, *label) {
@@ -92,14 +100,20 @@ impl Runtime {
                 }
                 match env_up(env, up - 1) {
                     Some(f) => Ok(Resolved::Vertex(f.vertex)),
-                    None => Err(Bottom::with_span(ErrCode::Eval, "reference out of scope", span)),
+                    None => Err(Bottom::with_span(
+                        ErrCode::Eval,
+                        "reference out of scope",
+                        span,
+                    )),
                 }
             }
             Expr::LabelRef { up } => {
                 let l = env_up(env, *up).and_then(|f| f.dyn_label);
                 match l {
                     Some(l) if l.is_int() => Ok(Resolved::Value(Value::int(l.index() as i64))),
-                    Some(l) => Ok(Resolved::Value(Value::Str(Rc::from(self.prog.labels.name(l))))),
+                    Some(l) => Ok(Resolved::Value(Value::Str(Rc::from(
+                        self.prog.labels.name(l),
+                    )))),
                     None => Ok(Resolved::Value(Value::Basic(Kind::STRING))),
                 }
             }
@@ -109,7 +123,11 @@ impl Runtime {
                     ErrCode::Eval,
                     format!(
                         "package {:?} not found",
-                        self.prog.imports.get(*pkg as usize).cloned().unwrap_or_default()
+                        self.prog
+                            .imports
+                            .get(*pkg as usize)
+                            .cloned()
+                            .unwrap_or_default()
                     ),
                     span,
                 )),
@@ -175,7 +193,11 @@ impl Runtime {
                         if i < 0 || i as usize >= len {
                             let open = self.v(w).list_open;
                             return Err(Bottom::with_span(
-                                if open { ErrCode::Incomplete } else { ErrCode::Eval },
+                                if open {
+                                    ErrCode::Incomplete
+                                } else {
+                                    ErrCode::Eval
+                                },
                                 format!("index out of range [{}] with length {}", i, len),
                                 span,
                             ));
@@ -406,13 +428,20 @@ impl Runtime {
     }
 
     /// Evaluates an expression in value position.
-    pub(super) fn eval_value(&mut self, env: Option<&EnvRef>, id: ExprId, cur: Option<VId>) -> Value {
+    pub(super) fn eval_value(
+        &mut self,
+        env: Option<&EnvRef>,
+        id: ExprId,
+        cur: Option<VId>,
+    ) -> Value {
         crate::stack::guard(|| self.eval_value_inner(env, id, cur))
     }
 
-    fn anon_vertex(&mut self, conjs: Vec<Conjunct>) -> VId {
+    /// A vertex for an inline expression. Its parent is the node that uses it, so that cycles
+    /// through it are found as if it were a field there; it is not an arc of that node.
+    fn anon_vertex(&mut self, conjs: Vec<Conjunct>, cur: Option<VId>) -> VId {
         let l = self.prog.labels.string("");
-        let a = self.new_vertex(None, l, ArcType::Member);
+        let a = self.new_vertex(cur, l, ArcType::Member);
         let ax = self.vm(a);
         ax.anonymous = true;
         ax.conjuncts = conjs;
@@ -455,12 +484,11 @@ impl Runtime {
                 let v = self.eval_value(env, *x, cur);
                 match self.concrete(v) {
                     Ok(v) if v.is_concrete_scalar() => {
-                        if matches!(op, UnaryOp::Match | UnaryOp::NotMatch) {
-                            if let Value::Str(s) = &v
-                                && let Err(e) = super::builtins::regex(s)
-                            {
-                                return Value::Bottom(Bottom::with_span(ErrCode::Eval, e, span));
-                            }
+                        if matches!(op, UnaryOp::Match | UnaryOp::NotMatch)
+                            && let Value::Str(s) = &v
+                            && let Err(e) = super::builtins::regex(s)
+                        {
+                            return Value::Bottom(Bottom::with_span(ErrCode::Eval, e, span));
                         }
                         Value::Bound(*op, Rc::new(v))
                     }
@@ -477,12 +505,15 @@ impl Runtime {
                 }
             }
             Expr::Struct(_) | Expr::List(_) => {
-                let a = self.anon_vertex(vec![Conjunct {
-                    env: env.cloned(),
-                    x: CExpr::Expr(id),
-                    ci: CloseInfo::default(),
-                    span,
-                }]);
+                let a = self.anon_vertex(
+                    vec![Conjunct {
+                        env: env.cloned(),
+                        x: CExpr::Expr(id),
+                        ci: CloseInfo::default(),
+                        span,
+                    }],
+                    cur,
+                );
                 Value::Vertex(a)
             }
             Expr::FieldRef { .. }
@@ -495,14 +526,14 @@ impl Runtime {
                 let cur_v = cur.unwrap_or(0);
                 match self.resolve(env, id, cur_v) {
                     Ok(Resolved::Vertex(w)) => {
-                        if Some(w) == cur || cur.is_some_and(|c| self.is_ancestor(w, c)) {
-                            if self.v(w).status == Status::Evaluating {
-                                return Value::Bottom(Bottom::with_span(
-                                    ErrCode::Cycle,
-                                    "cyclic reference",
-                                    span,
-                                ));
-                            }
+                        if (Some(w) == cur || cur.is_some_and(|c| self.is_ancestor(w, c)))
+                            && self.v(w).status == Status::Evaluating
+                        {
+                            return Value::Bottom(Bottom::with_span(
+                                ErrCode::Cycle,
+                                "cyclic reference",
+                                span,
+                            ));
                         }
                         match self.value_of(w) {
                             Value::Bottom(b) if b.spans.is_empty() => {
@@ -530,16 +561,23 @@ impl Runtime {
             }
             Expr::Binary(op, a, b) => self.binary(env, *op, *a, *b, cur, span),
             Expr::Disj(_) => {
-                let a = self.anon_vertex(vec![Conjunct {
-                    env: env.cloned(),
-                    x: CExpr::Expr(id),
-                    ci: CloseInfo::default(),
-                    span,
-                }]);
+                let a = self.anon_vertex(
+                    vec![Conjunct {
+                        env: env.cloned(),
+                        x: CExpr::Expr(id),
+                        ci: CloseInfo::default(),
+                        span,
+                    }],
+                    cur,
+                );
                 self.value_of(a)
             }
-            Expr::Interp(frags, exprs, bytes) => self.interpolate(env, frags, exprs, *bytes, cur, span),
-            Expr::Error(msg) => Value::Bottom(Bottom::with_span(ErrCode::Eval, msg.to_string(), span)),
+            Expr::Interp(frags, exprs, bytes) => {
+                self.interpolate(env, frags, exprs, *bytes, cur, span)
+            }
+            Expr::Error(msg) => {
+                Value::Bottom(Bottom::with_span(ErrCode::Eval, msg.to_string(), span))
+            }
         }
     }
 
@@ -558,7 +596,11 @@ impl Runtime {
             Ok(other) => {
                 return Value::Bottom(Bottom::with_span(
                     ErrCode::Eval,
-                    format!("cannot slice {} (type {})", self.value_text(&other), other.kind().name()),
+                    format!(
+                        "cannot slice {} (type {})",
+                        self.value_text(&other),
+                        other.kind().name()
+                    ),
                     span,
                 ));
             }
@@ -571,26 +613,29 @@ impl Runtime {
             .copied()
             .filter(|&a| self.v(a).label.is_int())
             .collect();
-        let mut bound = |this: &mut Runtime, e: Option<ExprId>, dflt: usize| -> Result<usize, Rc<Bottom>> {
-            match e {
-                None => Ok(dflt),
-                Some(e) => {
-                    let v = this.eval_value(env, e, cur);
-                    match this.concrete(v)? {
-                        Value::Num(n, NumKind::Int) => n
-                            .to_i64()
-                            .filter(|&i| i >= 0)
-                            .map(|i| i as usize)
-                            .ok_or_else(|| Bottom::with_span(ErrCode::Eval, "negative slice index", span)),
-                        other => Err(Bottom::with_span(
-                            ErrCode::Eval,
-                            format!("invalid slice index {}", this.value_text(&other)),
-                            span,
-                        )),
+        let bound =
+            |this: &mut Runtime, e: Option<ExprId>, dflt: usize| -> Result<usize, Rc<Bottom>> {
+                match e {
+                    None => Ok(dflt),
+                    Some(e) => {
+                        let v = this.eval_value(env, e, cur);
+                        match this.concrete(v)? {
+                            Value::Num(n, NumKind::Int) => n
+                                .to_i64()
+                                .filter(|&i| i >= 0)
+                                .map(|i| i as usize)
+                                .ok_or_else(|| {
+                                    Bottom::with_span(ErrCode::Eval, "negative slice index", span)
+                                }),
+                            other => Err(Bottom::with_span(
+                                ErrCode::Eval,
+                                format!("invalid slice index {}", this.value_text(&other)),
+                                span,
+                            )),
+                        }
                     }
                 }
-            }
-        };
+            };
         let l = match bound(self, lo, 0) {
             Ok(v) => v,
             Err(b) => return Value::Bottom(b),
@@ -602,7 +647,11 @@ impl Runtime {
         if l > h || h > elems.len() {
             return Value::Bottom(Bottom::with_span(
                 ErrCode::Eval,
-                format!("invalid slice index: {} > {}", l.max(h), if l > h { h } else { elems.len() }),
+                format!(
+                    "invalid slice index: {} > {}",
+                    l.max(h),
+                    if l > h { h } else { elems.len() }
+                ),
                 span,
             ));
         }
@@ -688,7 +737,12 @@ impl Runtime {
     }
 
     /// `x == _|_`: whether x fails to evaluate to a (non-failing) value.
-    fn is_bottom_test(&mut self, env: Option<&EnvRef>, x: ExprId, cur: Option<VId>) -> Result<bool, Rc<Bottom>> {
+    fn is_bottom_test(
+        &mut self,
+        env: Option<&EnvRef>,
+        x: ExprId,
+        cur: Option<VId>,
+    ) -> Result<bool, Rc<Bottom>> {
         let v = self.eval_value(env, x, cur);
         match v {
             Value::Bottom(b) => {
@@ -737,7 +791,7 @@ impl Runtime {
                 span: this.prog.span(x),
             };
             let conjs = vec![c(a, self), c(b, self)];
-            let v = self.anon_vertex(conjs);
+            let v = self.anon_vertex(conjs, cur);
             return self.value_of(v);
         }
         let lv = self.eval_value(env, a, cur);
@@ -819,84 +873,82 @@ impl Runtime {
                 },
                 _ => err(self, &l, &r),
             },
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => {
-                match (&l, &r) {
-                    (Value::Num(x, kx), Value::Num(y, ky)) => {
-                        let kind = if *kx == NumKind::Int && *ky == NumKind::Int {
-                            NumKind::Int
-                        } else {
-                            NumKind::Float
-                        };
-                        match op {
-                            BinaryOp::Add => Value::num(x.add(y), kind),
-                            BinaryOp::Sub => Value::num(x.sub(y), kind),
-                            BinaryOp::Mul => Value::num(x.mul(y), kind),
-                            _ => match x.quo(y) {
-                                Ok(q) => Value::num(q, NumKind::Float),
-                                Err(e) => Value::Bottom(Bottom::with_span(
-                                    ErrCode::Eval,
-                                    match e {
-                                        crate::num::NumError::DivisionByZero => {
-                                            "failed arithmetic: division by zero".to_string()
-                                        }
-                                        crate::num::NumError::DivisionUndefined => {
-                                            "failed arithmetic: division undefined".to_string()
-                                        }
-                                        other => format!("failed arithmetic: {other:?}"),
-                                    },
-                                    span,
-                                )),
-                            },
-                        }
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => match (&l, &r) {
+                (Value::Num(x, kx), Value::Num(y, ky)) => {
+                    let kind = if *kx == NumKind::Int && *ky == NumKind::Int {
+                        NumKind::Int
+                    } else {
+                        NumKind::Float
+                    };
+                    match op {
+                        BinaryOp::Add => Value::num(x.add(y), kind),
+                        BinaryOp::Sub => Value::num(x.sub(y), kind),
+                        BinaryOp::Mul => Value::num(x.mul(y), kind),
+                        _ => match x.quo(y) {
+                            Ok(q) => Value::num(q, NumKind::Float),
+                            Err(e) => Value::Bottom(Bottom::with_span(
+                                ErrCode::Eval,
+                                match e {
+                                    crate::num::NumError::DivisionByZero => {
+                                        "failed arithmetic: division by zero".to_string()
+                                    }
+                                    crate::num::NumError::DivisionUndefined => {
+                                        "failed arithmetic: division undefined".to_string()
+                                    }
+                                    other => format!("failed arithmetic: {other:?}"),
+                                },
+                                span,
+                            )),
+                        },
                     }
-                    (Value::Str(x), Value::Str(y)) if op == BinaryOp::Add => {
-                        let mut s = String::with_capacity(x.len() + y.len());
-                        s.push_str(x);
-                        s.push_str(y);
-                        Value::Str(Rc::from(s))
-                    }
-                    (Value::Bytes(x), Value::Bytes(y)) if op == BinaryOp::Add => {
-                        let mut s = x.to_vec();
-                        s.extend_from_slice(y);
-                        Value::Bytes(Rc::from(s))
-                    }
-                    (Value::Str(s), Value::Num(n, NumKind::Int))
-                    | (Value::Num(n, NumKind::Int), Value::Str(s))
-                        if op == BinaryOp::Mul =>
-                    {
-                        let k = n.to_i64().unwrap_or(-1);
-                        if k < 0 {
-                            return err(self, &l, &r);
-                        }
-                        Value::Str(Rc::from(s.repeat(k as usize)))
-                    }
-                    (Value::Bytes(s), Value::Num(n, NumKind::Int))
-                    | (Value::Num(n, NumKind::Int), Value::Bytes(s))
-                        if op == BinaryOp::Mul =>
-                    {
-                        let k = n.to_i64().unwrap_or(-1);
-                        if k < 0 {
-                            return err(self, &l, &r);
-                        }
-                        Value::Bytes(Rc::from(s.repeat(k as usize)))
-                    }
-                    (Value::Vertex(x), _) | (_, Value::Vertex(x))
-                        if self.v(self.deref(*x)).is_list
-                            && matches!(op, BinaryOp::Add | BinaryOp::Mul) =>
-                    {
-                        Value::Bottom(Bottom::with_span(
-                            ErrCode::Eval,
-                            if op == BinaryOp::Add {
-                                "Addition of lists is superseded by list.Concat; see https://cuelang.org/e/v0.11-list-arithmetic"
-                            } else {
-                                "Multiplication of lists is superseded by list.Repeat; see https://cuelang.org/e/v0.11-list-arithmetic"
-                            },
-                            span,
-                        ))
-                    }
-                    _ => err(self, &l, &r),
                 }
-            }
+                (Value::Str(x), Value::Str(y)) if op == BinaryOp::Add => {
+                    let mut s = String::with_capacity(x.len() + y.len());
+                    s.push_str(x);
+                    s.push_str(y);
+                    Value::Str(Rc::from(s))
+                }
+                (Value::Bytes(x), Value::Bytes(y)) if op == BinaryOp::Add => {
+                    let mut s = x.to_vec();
+                    s.extend_from_slice(y);
+                    Value::Bytes(Rc::from(s))
+                }
+                (Value::Str(s), Value::Num(n, NumKind::Int))
+                | (Value::Num(n, NumKind::Int), Value::Str(s))
+                    if op == BinaryOp::Mul =>
+                {
+                    let k = n.to_i64().unwrap_or(-1);
+                    if k < 0 {
+                        return err(self, &l, &r);
+                    }
+                    Value::Str(Rc::from(s.repeat(k as usize)))
+                }
+                (Value::Bytes(s), Value::Num(n, NumKind::Int))
+                | (Value::Num(n, NumKind::Int), Value::Bytes(s))
+                    if op == BinaryOp::Mul =>
+                {
+                    let k = n.to_i64().unwrap_or(-1);
+                    if k < 0 {
+                        return err(self, &l, &r);
+                    }
+                    Value::Bytes(Rc::from(s.repeat(k as usize)))
+                }
+                (Value::Vertex(x), _) | (_, Value::Vertex(x))
+                    if self.v(self.deref(*x)).is_list
+                        && matches!(op, BinaryOp::Add | BinaryOp::Mul) =>
+                {
+                    Value::Bottom(Bottom::with_span(
+                        ErrCode::Eval,
+                        if op == BinaryOp::Add {
+                            "Addition of lists is superseded by list.Concat; see https://cuelang.org/e/v0.11-list-arithmetic"
+                        } else {
+                            "Multiplication of lists is superseded by list.Repeat; see https://cuelang.org/e/v0.11-list-arithmetic"
+                        },
+                        span,
+                    ))
+                }
+                _ => err(self, &l, &r),
+            },
             BinaryOp::Disj | BinaryOp::Unify => err(self, &l, &r),
         }
     }
@@ -1019,7 +1071,12 @@ impl Runtime {
     }
 
     /// Checks a bound against a concrete value.
-    pub(super) fn check_bound(&mut self, op: UnaryOp, b: &Value, x: &Value) -> Result<bool, Rc<Bottom>> {
+    pub(super) fn check_bound(
+        &mut self,
+        op: UnaryOp,
+        b: &Value,
+        x: &Value,
+    ) -> Result<bool, Rc<Bottom>> {
         let ord = |x: &Value, b: &Value| -> Option<Ordering> {
             match (x, b) {
                 (Value::Num(a, _), Value::Num(c, _)) => Some(a.cmp(c)),
@@ -1113,7 +1170,11 @@ impl Runtime {
                 .enumerate()
                 .map(|(i, &a)| {
                     let t = self.vertex_text_depth(a, depth + 1);
-                    if i < d.num_defaults { format!("*{t}") } else { t }
+                    if i < d.num_defaults {
+                        format!("*{t}")
+                    } else {
+                        t
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(" | ");

@@ -58,13 +58,24 @@ pub enum Expr {
     Struct(StructId),
     List(ListLit),
     /// A reference to a field of the scope `up` struct levels out.
-    FieldRef { up: u32, label: Label },
+    FieldRef {
+        up: u32,
+        label: Label,
+    },
     /// `X` in `[X=pattern]: v`: the label the constraint is applied to.
-    LabelRef { up: u32 },
+    LabelRef {
+        up: u32,
+    },
     /// `X` in `a: X=v`: the vertex of the field itself (0 = the node the expression is part of).
-    ValueRef { up: u32 },
+    ValueRef {
+        up: u32,
+    },
     /// A `let` or comprehension binding in scope `up` levels out.
-    LetRef { up: u32, label: Label, name: Rc<str> },
+    LetRef {
+        up: u32,
+        label: Label,
+        name: Rc<str>,
+    },
     /// A package import.
     Import(u32),
     Builtin(Builtin),
@@ -129,7 +140,10 @@ pub enum Decl {
         span: Span,
     },
     Embed(ExprId, Span),
-    Let { label: Label, value: ExprId },
+    Let {
+        label: Label,
+        value: ExprId,
+    },
     Ellipsis(Option<ExprId>),
     Comprehension(Rc<Comprehension>),
 }
@@ -152,5 +166,8 @@ pub enum Clause {
     },
     If(ExprId),
     /// Binds a name in a new scope.
-    Let { label: Label, value: ExprId },
+    Let {
+        label: Label,
+        value: ExprId,
+    },
 }

@@ -23,6 +23,7 @@ pub mod export;
 mod expr;
 pub mod ir;
 pub mod label;
+pub mod print;
 mod unify;
 pub mod value;
 
@@ -171,6 +172,10 @@ pub struct Vertex {
     pub default_mode: u8,
     /// A vertex evaluated for an inline expression; it has no path.
     pub anonymous: bool,
+    /// On a disjunct clone: the alternative chosen for each disjunction (by key).
+    pub choices: Option<Rc<Vec<(u64, usize)>>>,
+    /// On an intermediate clone: disjunctions without a choice are left for later.
+    pub defer_disj: bool,
 }
 
 impl Vertex {
@@ -201,6 +206,8 @@ impl Vertex {
             is_disjunct: false,
             default_mode: 0,
             anonymous: false,
+            choices: None,
+            defer_disj: false,
         }
     }
 }
@@ -263,7 +270,14 @@ impl Runtime {
         (self.vertices.len() - 1) as VId
     }
 
-    pub fn new_group(&mut self, parent: u32, closed: bool, recursive: bool, embedded: bool, origin: VId) -> u32 {
+    pub fn new_group(
+        &mut self,
+        parent: u32,
+        closed: bool,
+        recursive: bool,
+        embedded: bool,
+        origin: VId,
+    ) -> u32 {
         self.groups.push(Group {
             parent,
             closed,
@@ -296,7 +310,11 @@ impl Runtime {
 
     /// Looks up an arc by label.
     pub fn arc(&self, v: VId, l: Label) -> Option<VId> {
-        self.v(v).arcs.iter().copied().find(|&a| self.v(a).label == l)
+        self.v(v)
+            .arcs
+            .iter()
+            .copied()
+            .find(|&a| self.v(a).label == l)
     }
 
     /// The CUE path of a vertex (`a.b.0."x-y"`), skipping anonymous and clone levels.
@@ -305,7 +323,7 @@ impl Runtime {
         loop {
             let v = self.v(id);
             let Some(p) = v.parent else { break };
-            if !v.label.is_let() {
+            if !v.label.is_let() && !v.anonymous {
                 parts.push(self.prog.labels.path_text(v.label));
             }
             id = p;

@@ -18,9 +18,9 @@ pub(super) struct NodeState {
     seen: Vec<VId>,
     /// Conjuncts holding disjunctions, expanded last.
     pub(super) disjs: Vec<Conjunct>,
-    /// Every other conjunct, after references were followed: what a disjunct clone starts from.
-    pub(super) leaves: Vec<Conjunct>,
     comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
+    /// Embedded expressions, run once the node's own conjuncts have inserted their fields.
+    embeds: std::collections::VecDeque<Conjunct>,
     dynamic: std::collections::VecDeque<(EnvRef, ir::Decl, CloseInfo)>,
 }
 
@@ -71,6 +71,10 @@ impl Runtime {
     /// Runs dynamic fields and comprehensions until none is left.
     fn run_tasks(&mut self, v: VId, st: &mut NodeState) {
         loop {
+            if let Some(c) = st.embeds.pop_front() {
+                self.add_conjunct(v, st, c);
+                continue;
+            }
             if let Some((env, decl, ci)) = st.dynamic.pop_front() {
                 self.add_dynamic(v, st, env, decl, ci);
                 continue;
@@ -81,6 +85,36 @@ impl Runtime {
             }
             break;
         }
+    }
+
+    /// Adds a conjunct to a child. A child that was already evaluated (because an embedded
+    /// expression looked at it early) is reset, so that it is evaluated again with everything.
+    pub(super) fn push_conj(&mut self, a: VId, c: Conjunct) {
+        if self.v(a).status == Status::Evaluated {
+            self.reset(a);
+        }
+        self.vm(a).conjuncts.push(c);
+    }
+
+    fn reset(&mut self, a: VId) {
+        let vx = self.vm(a);
+        vx.status = Status::Unprocessed;
+        vx.arcs.clear();
+        vx.kind = Kind::TOP;
+        vx.scalar = None;
+        vx.constraints.clear();
+        vx.has_top = false;
+        vx.is_list = false;
+        vx.list_len = None;
+        vx.list_open = false;
+        vx.err = None;
+        vx.disj = None;
+        vx.forward = None;
+        vx.patterns.clear();
+        vx.list_patterns.clear();
+        vx.structs.clear();
+        vx.closed_groups.clear();
+        vx.open_groups.clear();
     }
 
     pub(super) fn set_err(&mut self, v: VId, b: Rc<Bottom>) {
@@ -118,7 +152,7 @@ impl Runtime {
                 let lps = self.v(v).list_patterns.clone();
                 for (min, conj) in lps {
                     if label.index() >= min {
-                        self.vm(a).conjuncts.push(conj);
+                        self.push_conj(a, conj);
                     }
                 }
             }
@@ -134,12 +168,15 @@ impl Runtime {
                 dyn_label: Some(label),
             })
         });
-        self.vm(a).conjuncts.push(Conjunct {
-            env,
-            x: conj.x.clone(),
-            ci: conj.ci.clone(),
-            span: conj.span,
-        });
+        self.push_conj(
+            a,
+            Conjunct {
+                env,
+                x: conj.x.clone(),
+                ci: conj.ci.clone(),
+                span: conj.span,
+            },
+        );
     }
 
     /// Adds one conjunct to the vertex being evaluated.
@@ -150,17 +187,14 @@ impl Runtime {
         match &c.x {
             CExpr::Struct(sid) => {
                 let sid = *sid;
-                st.leaves.push(c.clone());
                 self.add_struct(v, st, c.env.clone(), sid, &c.ci, c.span);
             }
             CExpr::Vertex(w) => {
                 let w = *w;
-                st.leaves.push(c.clone());
                 self.add_vertex_value(v, st, w, &c);
             }
             CExpr::Value(val) => {
                 let val = val.clone();
-                st.leaves.push(c.clone());
                 self.add_value(v, st, val, c.span, &c);
             }
             CExpr::Expr(id) => {
@@ -169,11 +203,9 @@ impl Runtime {
                 let span = self.prog.span(id);
                 match &*e {
                     Expr::Struct(sid) => {
-                        st.leaves.push(c.clone());
                         self.add_struct(v, st, c.env.clone(), *sid, &c.ci, span);
                     }
                     Expr::List(l) => {
-                        st.leaves.push(c.clone());
                         self.add_list(v, st, &c, l);
                     }
                     Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
@@ -193,7 +225,7 @@ impl Runtime {
                             c2.x = CExpr::Expr(alts[0].0);
                             self.add_conjunct(v, st, c2);
                         } else {
-                            st.disjs.push(c);
+                            self.push_disjunction(v, st, c);
                         }
                     }
                     Expr::FieldRef { .. }
@@ -203,20 +235,8 @@ impl Runtime {
                     | Expr::Index(..)
                     | Expr::Import(_) => match self.resolve(c.env.as_ref(), id, v) {
                         Ok(Resolved::Vertex(w)) => self.add_ref(v, st, w, &c, span),
-                        Ok(Resolved::Value(val)) => {
-                            st.leaves.push(Conjunct {
-                                x: CExpr::Value(val.clone()),
-                                ..c.clone()
-                            });
-                            self.add_value(v, st, val, span, &c)
-                        }
-                        Err(b) => {
-                            st.leaves.push(Conjunct {
-                                x: CExpr::Value(Value::Bottom(b.clone())),
-                                ..c.clone()
-                            });
-                            self.set_err(v, b)
-                        }
+                        Ok(Resolved::Value(val)) => self.add_value(v, st, val, span, &c),
+                        Err(b) => self.set_err(v, b),
                     },
                     Expr::Call(f, args)
                         if matches!(self.prog.expr(*f), Expr::Builtin(Builtin::Close))
@@ -229,11 +249,9 @@ impl Runtime {
                         self.add_conjunct(v, st, c2);
                     }
                     Expr::Top => {
-                        st.leaves.push(c.clone());
                         self.vm(v).has_top = true;
                     }
                     _ => {
-                        st.leaves.push(c.clone());
                         let val = self.eval_value(c.env.as_ref(), id, Some(v));
                         self.add_value(v, st, val, span, &c);
                     }
@@ -253,10 +271,6 @@ impl Runtime {
                 return;
             }
             let b = Bottom::with_span(ErrCode::StructuralCycle, "structural cycle", span);
-            st.leaves.push(Conjunct {
-                x: CExpr::Value(Value::Bottom(b.clone())),
-                ..c.clone()
-            });
             self.set_err(v, b);
             return;
         }
@@ -369,8 +383,11 @@ impl Runtime {
             refs: ci.refs.clone(),
             in_def: ci.in_def,
         };
+        // Fields first, embeddings after: an embedding may refer to any field of the literal.
+        let mut embeds = Vec::new();
         for d in &lit.decls {
             match d {
+                ir::Decl::Embed(e, span) => embeds.push((*e, *span)),
                 ir::Decl::Field {
                     label,
                     arc,
@@ -386,12 +403,15 @@ impl Runtime {
                     if label.is_def() {
                         cci.in_def = true;
                     }
-                    self.vm(a).conjuncts.push(Conjunct {
-                        env: Some(frame.clone()),
-                        x: CExpr::Expr(*value),
-                        ci: cci,
-                        span: *span,
-                    });
+                    self.push_conj(
+                        a,
+                        Conjunct {
+                            env: Some(frame.clone()),
+                            x: CExpr::Expr(*value),
+                            ci: cci,
+                            span: *span,
+                        },
+                    );
                 }
                 ir::Decl::Dynamic { .. } => {
                     st.dynamic
@@ -414,33 +434,24 @@ impl Runtime {
                     };
                     self.add_pattern(v, fv, conj);
                 }
-                ir::Decl::Embed(e, span) => {
-                    let mut eci = child_ci.clone();
-                    eci.embedded = true;
-                    self.add_conjunct(
-                        v,
-                        st,
-                        Conjunct {
-                            env: Some(frame.clone()),
-                            x: CExpr::Expr(*e),
-                            ci: eci,
-                            span: *span,
-                        },
-                    );
-                }
                 ir::Decl::Let { label, value } => {
                     let a = self.get_arc(v, *label, ArcType::Member);
-                    let already = self.v(a).conjuncts.iter().any(|c| {
-                        matches!(c.x, CExpr::Expr(x) if x == *value)
-                    });
+                    let already = self
+                        .v(a)
+                        .conjuncts
+                        .iter()
+                        .any(|c| matches!(c.x, CExpr::Expr(x) if x == *value));
                     if !already {
                         let sp_ = self.prog.span(*value);
-                        self.vm(a).conjuncts.push(Conjunct {
-                            env: Some(frame.clone()),
-                            x: CExpr::Expr(*value),
-                            ci: child_ci.clone(),
-                            span: sp_,
-                        });
+                        self.push_conj(
+                            a,
+                            Conjunct {
+                                env: Some(frame.clone()),
+                                x: CExpr::Expr(*value),
+                                ci: child_ci.clone(),
+                                span: sp_,
+                            },
+                        );
                     }
                 }
                 ir::Decl::Ellipsis(ty) => {
@@ -463,6 +474,16 @@ impl Runtime {
                     st.comps.push_back((frame.clone(), comp.clone(), eci));
                 }
             }
+        }
+        for (e, span) in embeds {
+            let mut eci = child_ci.clone();
+            eci.embedded = true;
+            st.embeds.push_back(Conjunct {
+                env: Some(frame.clone()),
+                x: CExpr::Expr(e),
+                ci: eci,
+                span,
+            });
         }
     }
 
@@ -511,7 +532,7 @@ impl Runtime {
     }
 
     /// Whether a label is accepted by a pattern filter.
-    pub(super) fn label_matches(&mut self, filter: &Value, l: Label) -> bool {
+    pub fn label_matches(&mut self, filter: &Value, l: Label) -> bool {
         let s: Value = if l.is_int() {
             Value::int(l.index() as i64)
         } else {
@@ -637,10 +658,11 @@ impl Runtime {
                 self.vm(v).constraints.push(val);
             }
             Value::Or(_) => {
-                st.disjs.push(Conjunct {
+                let c2 = Conjunct {
                     x: CExpr::Value(val),
                     ..c.clone()
-                });
+                };
+                self.push_disjunction(v, st, c2);
             }
             Value::Conj(vs) => {
                 for x in vs.iter() {
@@ -694,7 +716,7 @@ impl Runtime {
             let mut c2 = c.clone();
             c2.x = CExpr::Value(Value::Vertex(w));
             let _ = d;
-            st.disjs.push(c2);
+            self.push_disjunction(v, st, c2);
             return;
         }
         let wx = self.v(w).clone_value_state();
@@ -722,7 +744,12 @@ impl Runtime {
         }
         if wx.is_list {
             self.vm(v).is_list = true;
-            let len = self.v(w).arcs.iter().filter(|&&a| self.v(a).label.is_int()).count() as u32;
+            let len = self
+                .v(w)
+                .arcs
+                .iter()
+                .filter(|&&a| self.v(a).label.is_int())
+                .count() as u32;
             if !wx.list_open {
                 self.set_list_len(v, len, span);
             } else {
@@ -746,15 +773,18 @@ impl Runtime {
                 continue;
             }
             let child = self.get_arc(v, label, at);
-            self.vm(child).conjuncts.push(Conjunct {
-                env: None,
-                x: CExpr::Vertex(a),
-                ci: CloseInfo {
-                    group: c.ci.group,
-                    ..Default::default()
+            self.push_conj(
+                child,
+                Conjunct {
+                    env: None,
+                    x: CExpr::Vertex(a),
+                    ci: CloseInfo {
+                        group: c.ci.group,
+                        ..Default::default()
+                    },
+                    span: c.span,
                 },
-                span: c.span,
-            });
+            );
         }
     }
 
@@ -763,7 +793,7 @@ impl Runtime {
         for a in arcs {
             let l = self.v(a).label;
             if l.is_int() && l.index() >= min {
-                self.vm(a).conjuncts.push(conj.clone());
+                self.push_conj(a, conj.clone());
             }
         }
         self.vm(v).list_patterns.push((min, conj));
@@ -797,12 +827,15 @@ impl Runtime {
                 ir::ListElem::Expr(e) => {
                     let a = self.get_arc(v, Label::int(idx), ArcType::Member);
                     let sp_ = self.prog.span(*e);
-                    self.vm(a).conjuncts.push(Conjunct {
-                        env: c.env.clone(),
-                        x: CExpr::Expr(*e),
-                        ci: ci.clone(),
-                        span: sp_,
-                    });
+                    self.push_conj(
+                        a,
+                        Conjunct {
+                            env: c.env.clone(),
+                            x: CExpr::Expr(*e),
+                            ci: ci.clone(),
+                            span: sp_,
+                        },
+                    );
                     idx += 1;
                 }
                 ir::ListElem::Comprehension(comp) => {
@@ -814,12 +847,15 @@ impl Runtime {
                         Ok(envs) => {
                             for env in envs {
                                 let a = self.get_arc(v, Label::int(idx), ArcType::Member);
-                                self.vm(a).conjuncts.push(Conjunct {
-                                    env: Some(env),
-                                    x: CExpr::Struct(comp.body),
-                                    ci: ci.clone(),
-                                    span: comp.span,
-                                });
+                                self.push_conj(
+                                    a,
+                                    Conjunct {
+                                        env: Some(env),
+                                        x: CExpr::Struct(comp.body),
+                                        ci: ci.clone(),
+                                        span: comp.span,
+                                    },
+                                );
                                 idx += 1;
                             }
                         }
@@ -875,10 +911,7 @@ impl Runtime {
                 return;
             }
             Ok(other) => {
-                let msg = format!(
-                    "invalid label type {}",
-                    other.kind().name()
-                );
+                let msg = format!("invalid label type {}", other.kind().name());
                 self.err_at(v, ErrCode::Eval, msg, span);
                 return;
             }
@@ -888,12 +921,15 @@ impl Runtime {
         if arc != ArcType::Member {
             cci.optional = true;
         }
-        self.vm(a).conjuncts.push(Conjunct {
-            env: Some(env),
-            x: CExpr::Expr(value),
-            ci: cci,
-            span,
-        });
+        self.push_conj(
+            a,
+            Conjunct {
+                env: Some(env),
+                x: CExpr::Expr(value),
+                ci: cci,
+                span,
+            },
+        );
     }
 
     fn run_comprehension(
@@ -971,12 +1007,15 @@ impl Runtime {
                 let a = self.new_vertex(Some(f), *label, ArcType::Member);
                 self.vm(a).anonymous = true;
                 let sp_ = self.prog.span(*value);
-                self.vm(a).conjuncts.push(Conjunct {
-                    env: Some(env.clone()),
-                    x: CExpr::Expr(*value),
-                    ci: CloseInfo::default(),
-                    span: sp_,
-                });
+                self.push_conj(
+                    a,
+                    Conjunct {
+                        env: Some(env.clone()),
+                        x: CExpr::Expr(*value),
+                        ci: CloseInfo::default(),
+                        span: sp_,
+                    },
+                );
                 self.vm(f).arcs.push(a);
                 let e = Rc::new(Env {
                     up: Some(env),
@@ -1094,11 +1133,10 @@ impl Runtime {
                     return;
                 }
             }
-            let has_fields = self
-                .v(v)
-                .arcs
-                .iter()
-                .any(|&a| self.v(a).label.is_regular() && self.v(a).arc_type == ArcType::Member);
+            let has_fields =
+                self.v(v).arcs.iter().any(|&a| {
+                    self.v(a).label.is_regular() && self.v(a).arc_type == ArcType::Member
+                });
             if has_fields {
                 let a = self
                     .v(v)
@@ -1221,7 +1259,8 @@ impl Runtime {
         let rg = &self.groups[r as usize];
         let relax = if rg.embedded { Some(rg.parent) } else { None };
         self.v(a).conjuncts.iter().any(|c| {
-            self.group_within(c.ci.group, r) || relax.is_some_and(|p| self.group_within(c.ci.group, p))
+            self.group_within(c.ci.group, r)
+                || relax.is_some_and(|p| self.group_within(c.ci.group, p))
         })
     }
 

@@ -210,11 +210,7 @@ impl Value {
     pub fn is_concrete_scalar(&self) -> bool {
         matches!(
             self,
-            Value::Null
-                | Value::Bool(_)
-                | Value::Num(..)
-                | Value::Str(_)
-                | Value::Bytes(_)
+            Value::Null | Value::Bool(_) | Value::Num(..) | Value::Str(_) | Value::Bytes(_)
         )
     }
 }
