@@ -662,6 +662,9 @@ impl Runtime {
                 if k < 0 {
                     return Err(Bottom::eval("negative count"));
                 }
+                if (k as u128) * (items.len() as u128) > 10_000_000 {
+                    return Err(Bottom::eval("result too large"));
+                }
                 let mut out = Vec::new();
                 for _ in 0..k {
                     out.extend(items.iter().cloned());

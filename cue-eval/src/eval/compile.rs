@@ -193,6 +193,9 @@ impl Compiler<'_> {
         let mut let_labels = Vec::new();
         for d in decls {
             if let ast::Decl::Let(l) = d {
+                if &*l.ident.name == "_" {
+                    self.err(l.ident.span, "cannot use _ as alias or let clause");
+                }
                 let label = self.prog.labels.fresh_let(&l.ident.name);
                 let name: Rc<str> = Rc::from(&*l.ident.name);
                 self.scopes
@@ -258,6 +261,11 @@ impl Compiler<'_> {
     }
 
     fn field(&mut self, f: &ast::Field) -> Option<Decl> {
+        if let Some(a) = &f.alias
+            && &*a.name == "_"
+        {
+            self.err(a.span, "cannot use _ as alias or let clause");
+        }
         let arc = match f.constraint {
             Constraint::Regular => ArcType::Member,
             Constraint::Optional => ArcType::Optional,
@@ -266,6 +274,10 @@ impl Compiler<'_> {
         let attrs: Rc<[ast::Attribute]> = f.attrs.clone().into();
         match &f.label {
             ast::Label::Ident(i) => {
+                if &*i.name == "_" {
+                    let id = self.err(i.span, "cannot use _ as label");
+                    return Some(Decl::Embed(id, i.span));
+                }
                 let label = self.prog.labels.ident(&i.name);
                 let value = self.value_with_alias(&f.value);
                 Some(Decl::Field {

@@ -441,7 +441,34 @@ impl Runtime {
     /// through it are found as if it were a field there; it is not an arc of that node.
     fn anon_vertex(&mut self, conjs: Vec<Conjunct>, cur: Option<VId>) -> VId {
         let l = self.prog.labels.string("");
+        let origin = conjs.first().and_then(|c| match c.x {
+            CExpr::Expr(e) => Some(e),
+            _ => None,
+        });
+        // The same inline expression again inside itself: an inline structural cycle.
+        let mut p = cur;
+        let mut hits = 0;
+        while let Some(x) = p {
+            let vx = self.v(x);
+            if vx.anonymous && origin.is_some() && vx.origin == origin {
+                hits += 1;
+            }
+            p = vx.parent;
+        }
         let a = self.new_vertex(cur, l, ArcType::Member);
+        self.vm(a).origin = origin;
+        if hits >= 2 {
+            let span = conjs.first().map(|c| c.span).unwrap_or_default();
+            let vx = self.vm(a);
+            vx.anonymous = true;
+            vx.err = Some(Bottom::with_span(
+                ErrCode::StructuralCycle,
+                "structural cycle",
+                span,
+            ));
+            vx.status = Status::Evaluated;
+            return a;
+        }
         let ax = self.vm(a);
         ax.anonymous = true;
         ax.conjuncts = conjs;

@@ -54,6 +54,8 @@ pub type EnvRef = Rc<Env>;
 pub struct RefNode {
     pub v: VId,
     pub next: Option<Rc<RefNode>>,
+    /// The length of the chain up to here.
+    pub len: u32,
 }
 
 /// Where a conjunct comes from, for closedness and cycle detection.
@@ -176,6 +178,8 @@ pub struct Vertex {
     pub choices: Option<Rc<Vec<(u64, usize)>>>,
     /// On an intermediate clone: disjunctions without a choice are left for later.
     pub defer_disj: bool,
+    /// For an inline vertex: the expression it evaluates (to find inline cycles).
+    pub origin: Option<ExprId>,
 }
 
 impl Vertex {
@@ -208,6 +212,7 @@ impl Vertex {
             anonymous: false,
             choices: None,
             defer_disj: false,
+            origin: None,
         }
     }
 }

@@ -184,6 +184,10 @@ impl Runtime {
         if self.aborted.is_some() {
             return;
         }
+        crate::stack::guard(|| self.add_conjunct_inner(v, st, c))
+    }
+
+    fn add_conjunct_inner(&mut self, v: VId, st: &mut NodeState, c: Conjunct) {
         match &c.x {
             CExpr::Struct(sid) => {
                 let sid = *sid;
@@ -285,9 +289,20 @@ impl Runtime {
             self.evaluate(p);
         }
         let def = self.path_has_def(w);
+        let len = c.ci.refs.as_ref().map_or(0, |r| r.len) + 1;
+        if len as usize > MAX_DEPTH / 2 {
+            let b = Bottom::with_span(
+                ErrCode::StructuralCycle,
+                "structural cycle (reference chain too long)",
+                span,
+            );
+            self.set_err(v, b);
+            return;
+        }
         let refs = Some(Rc::new(RefNode {
             v: w,
             next: c.ci.refs.clone(),
+            len,
         }));
         let def_group = if def {
             let cur = &self.groups[c.ci.group as usize];
