@@ -131,13 +131,20 @@ impl Runtime {
             }
             return;
         }
-        if self.v(v).defer_disj {
+        if let Some(d) = &self.v(v).defer_disj
+            && d.contains(&key)
+        {
             return;
         }
         st.disjs.push(c);
     }
 
-    fn clone_for(&mut self, v: VId, choices: Vec<(u64, usize)>, defer: bool) -> VId {
+    fn clone_for(
+        &mut self,
+        v: VId,
+        choices: Vec<(u64, usize)>,
+        defer: Option<Rc<Vec<u64>>>,
+    ) -> VId {
         let (parent, label, at, conjs) = {
             let vx = self.v(v);
             (vx.parent, vx.label, vx.arc_type, vx.conjuncts.clone())
@@ -194,7 +201,8 @@ impl Runtime {
                     defaults.push(d.alts[j].1);
                     let ch: Vec<(u64, usize)> =
                         keys.iter().copied().zip(choices.iter().copied()).collect();
-                    let c = self.clone_for(v, ch, !last);
+                    let defer = (!last).then(|| Rc::new(keys[i + 1..].to_vec()));
+                    let c = self.clone_for(v, ch, defer);
                     if let Some(e) = self.failed(c, last) {
                         errors.push(e);
                         continue;

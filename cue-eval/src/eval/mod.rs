@@ -176,8 +176,9 @@ pub struct Vertex {
     pub anonymous: bool,
     /// On a disjunct clone: the alternative chosen for each disjunction (by key).
     pub choices: Option<Rc<Vec<(u64, usize)>>>,
-    /// On an intermediate clone: disjunctions without a choice are left for later.
-    pub defer_disj: bool,
+    /// On an intermediate clone: the disjunctions of the vertex still to be expanded, left
+    /// for later (nested ones met inside chosen alternatives are expanded at once).
+    pub defer_disj: Option<Rc<Vec<u64>>>,
     /// For an inline vertex: the expression it evaluates (to find inline cycles).
     pub origin: Option<ExprId>,
 }
@@ -211,7 +212,7 @@ impl Vertex {
             default_mode: 0,
             anonymous: false,
             choices: None,
-            defer_disj: false,
+            defer_disj: None,
             origin: None,
         }
     }

@@ -662,9 +662,32 @@ impl Runtime {
                     .constraints
                     .iter()
                     .any(|x| super::expr::value_eq_shallow(x, &val));
-                if !dup {
-                    self.vm(v).constraints.push(val);
+                if dup {
+                    return;
                 }
+                // Two bounds in the same direction: keep the tighter one.
+                if let Some(dir) = bound_dir(op) {
+                    let cons = self.v(v).constraints.clone();
+                    for (i, c) in cons.iter().enumerate() {
+                        if let Value::Bound(op2, b2) = c
+                            && bound_dir(*op2) == Some(dir)
+                            && let Some(ord) = bound_cmp(b, b2)
+                        {
+                            use std::cmp::Ordering::*;
+                            let strict = matches!(op, UnaryOp::Lt | UnaryOp::Gt);
+                            let new_tighter = match (dir, ord) {
+                                (_, Equal) => strict,
+                                (true, Less) | (false, Greater) => true,
+                                _ => false,
+                            };
+                            if new_tighter {
+                                self.vm(v).constraints[i] = val;
+                            }
+                            return;
+                        }
+                    }
+                }
+                self.vm(v).constraints.push(val);
             }
             Value::Validator(ref call) => {
                 let k = call.kind;
@@ -1361,4 +1384,23 @@ struct ValueState {
     constraints: Vec<Value>,
     is_list: bool,
     list_open: bool,
+}
+
+/// The direction of an ordering bound: `Some(true)` for upper bounds (`<`, `<=`), `Some(false)`
+/// for lower bounds.
+fn bound_dir(op: UnaryOp) -> Option<bool> {
+    match op {
+        UnaryOp::Lt | UnaryOp::Le => Some(true),
+        UnaryOp::Gt | UnaryOp::Ge => Some(false),
+        _ => None,
+    }
+}
+
+fn bound_cmp(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (Value::Num(x, _), Value::Num(y, _)) => Some(x.cmp(y)),
+        (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
+        (Value::Bytes(x), Value::Bytes(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
 }
