@@ -24,7 +24,12 @@ fn checked() -> Option<&'static (Corpus, Report)> {
         let report = export::run(
             &corpus,
             Arc::new(engine::selected()),
-            &export::Options::default(),
+            // The time limit is a safety net, not a figure: debug builds on a loaded CI
+            // machine are many times slower than the release runner.
+            &export::Options {
+                timeout: std::time::Duration::from_secs(120),
+                ..export::Options::default()
+            },
         );
         Ok((corpus, report))
     });

@@ -1,6 +1,7 @@
 //! The `timoni` command line: clap structs, then one call into `timoni-core` per subcommand, then
 //! rendering. Errors are rendered with miette and exit non-zero with one clear message.
 
+mod cue;
 mod fmt;
 
 use std::process::ExitCode;
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Format CUE files.
     Fmt(fmt::Args),
+    /// Evaluate, export, validate and format CUE, as the `cue` tool does.
+    Cue(cue::Args),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Fmt(args) => fmt::run(args),
+        Command::Cue(args) => cue::run(args),
     };
     match result {
         Ok(code) => code,

@@ -136,18 +136,21 @@ fn collect_field_name(
 ) {
     let label = match &field.label {
         ast::Label::Ident(i) => Some((i.name.to_string(), prog.labels.ident(&i.name))),
+        // Quoted labels are not in scope for identifiers (only their aliases are).
         ast::Label::String(e) => match &**e {
             ast::Expr::Lit(l) => literal::decode(&l.raw).ok().map(|b| {
                 let s = String::from_utf8_lossy(&b).into_owned();
                 let label = prog.labels.string(&s);
-                (s, label)
+                (String::new(), label)
             }),
             _ => None,
         },
         _ => None,
     };
     if let Some((name, label)) = label {
-        names.insert(Rc::from(name.as_str()), Binding::Field(label));
+        if !name.is_empty() {
+            names.insert(Rc::from(name.as_str()), Binding::Field(label));
+        }
         if let Some(alias) = &field.alias {
             names.insert(Rc::from(&*alias.name), Binding::Field(label));
         }

@@ -701,7 +701,7 @@ impl Runtime {
                 ci: CloseInfo::default(),
                 span: Span::default(),
             });
-            self.vm(a).arcs.push(c);
+            self.push_arc(a, c);
         }
         self.vm(a).status = Status::Evaluated;
         Value::Vertex(a)
@@ -723,7 +723,7 @@ impl Runtime {
                 ci: CloseInfo::default(),
                 span: Span::default(),
             });
-            self.vm(a).arcs.push(c);
+            self.push_arc(a, c);
         }
         self.vm(a).status = Status::Evaluated;
         Value::Vertex(a)

@@ -74,9 +74,18 @@ pub struct CloseInfo {
 }
 
 impl CloseInfo {
+    /// Whether `v` is among the last references followed. Only a window of the chain is
+    /// searched, so that long reference chains stay linear; the chain's length limit catches
+    /// longer cycles.
     fn has_ref(&self, v: VId) -> bool {
+        const WINDOW: usize = 64;
         let mut n = self.refs.as_deref();
+        let mut seen = 0;
         while let Some(r) = n {
+            seen += 1;
+            if seen > WINDOW {
+                return false;
+            }
             if r.v == v {
                 return true;
             }
@@ -181,6 +190,8 @@ pub struct Vertex {
     pub defer_disj: Option<Rc<Vec<u64>>>,
     /// For an inline vertex: the expression it evaluates (to find inline cycles).
     pub origin: Option<ExprId>,
+    /// An index of `arcs` by label, kept once a vertex has many arcs.
+    pub arc_map: Option<std::collections::HashMap<Label, VId>>,
 }
 
 impl Vertex {
@@ -214,12 +225,13 @@ impl Vertex {
             choices: None,
             defer_disj: None,
             origin: None,
+            arc_map: None,
         }
     }
 }
 
 /// Evaluation limits, so that pathological inputs end with an error.
-pub const MAX_DEPTH: usize = 2000;
+pub const MAX_DEPTH: usize = 10_000;
 pub const MAX_VERTICES: usize = 20_000_000;
 
 /// The evaluator's state: the compiled program and the vertex arena.
@@ -316,11 +328,32 @@ impl Runtime {
 
     /// Looks up an arc by label.
     pub fn arc(&self, v: VId, l: Label) -> Option<VId> {
-        self.v(v)
-            .arcs
-            .iter()
-            .copied()
-            .find(|&a| self.v(a).label == l)
+        let vx = self.v(v);
+        if let Some(m) = &vx.arc_map {
+            return m.get(&l).copied();
+        }
+        vx.arcs.iter().copied().find(|&a| self.v(a).label == l)
+    }
+
+    /// Appends an arc, keeping the label index of large vertices.
+    pub fn push_arc(&mut self, v: VId, a: VId) {
+        const INDEX_FROM: usize = 16;
+        let l = self.v(a).label;
+        let n = self.v(v).arcs.len();
+        if n + 1 >= INDEX_FROM && self.v(v).arc_map.is_none() {
+            let m: std::collections::HashMap<Label, VId> = self
+                .v(v)
+                .arcs
+                .iter()
+                .map(|&x| (self.v(x).label, x))
+                .collect();
+            self.vm(v).arc_map = Some(m);
+        }
+        let vx = self.vm(v);
+        vx.arcs.push(a);
+        if let Some(m) = &mut vx.arc_map {
+            m.entry(l).or_insert(a);
+        }
     }
 
     /// The CUE path of a vertex (`a.b.0."x-y"`), skipping anonymous and clone levels.

@@ -1,7 +1,8 @@
-//! CUE text for evaluated values, the way `cue eval` prints them: every field with its value,
-//! definitions and hidden fields included, non-concrete values as constraints (`int`,
-//! `>=0 & <=10`), disjunctions with their defaults marked (`*1 | 2`), and errors as
-//! `_|_ // path: message` (what `cue eval -i` shows).
+//! CUE text for evaluated values, the way `cue eval` prints them: regular fields, definitions
+//! and required fields (`a!:`) with their values, hidden and optional fields only on request
+//! ([`Options`]), non-concrete values as constraints (`int`, `>=0 & <=10`, `uint8`),
+//! disjunctions by their default (`*1 | 2` shows `1`; without a default, every alternative), and
+//! errors as `_|_ // path: message` (what `cue eval -i` shows).
 //!
 //! The printer does not lay the text out itself. It writes plain CUE with one field per line and
 //! one line per struct brace, then hands that text to the formatter ([`crate::format`]), which
@@ -10,17 +11,19 @@
 //! instead of a tab, so the tabs are swapped for spaces at the end.
 //!
 //! Values whose evaluation stopped on an incomplete error (`a: b + 1` with `b: int`) print the
-//! source text of their expressions, as `cue eval` prints the unevaluated expression. Struct
-//! patterns (`[string]: T`), `...` and `let` declarations are not shown, as in `cue eval`.
+//! source text of their expressions, as `cue eval` prints the unevaluated expression, with the
+//! imports these expressions use at the top. Struct patterns (`[string]: T`), `...` and `let`
+//! declarations are not shown, as in `cue eval`.
 //!
 //! The module also holds the checks the `eval`, `vet` and `export -e` commands need on top of
-//! [`Instance::export`]: the permanent errors of a whole package ([`eval_errors`]) and the export
-//! of one value selected by path ([`export_path`]).
+//! [`Instance::export`]: the permanent errors of a package or of one value ([`eval_errors`],
+//! [`eval_errors_at`]) and the export of one value selected by path ([`export_path`]).
 
 use std::rc::Rc;
 
-use crate::ast::Span;
+use crate::ast::{Span, UnaryOp};
 use crate::encode::Data;
+use crate::num::Num;
 
 use super::api::{EvalError, Instance};
 use super::export::ExportError;
@@ -86,7 +89,8 @@ pub fn body_cue(rt: &mut Runtime, v: VId, opts: Options) -> String {
     rt.finalize(v, true);
     let mut p = Printer::new(rt, opts);
     p.body(v);
-    layout(&p.out, &p.notes)
+    let text = p.imports_header() + &p.out;
+    layout(&text, &p.notes)
 }
 
 /// `cue eval -e a.b` and the like: the value at a path of labels, as [`body_cue`] prints it.
@@ -104,21 +108,23 @@ pub fn eval_path_text(
 /// optional fields as `opts` says. Incomplete values are not errors here (`cue vet -c` and
 /// `cue export` ask for concreteness). Sorted and deduplicated as `cue` prints them.
 pub fn eval_errors(inst: &mut Instance, opts: Options) -> Vec<EvalError> {
-    let mut errs: Vec<ExportError> = inst
-        .rt
-        .prog
-        .errors
-        .iter()
-        .map(|e| ExportError {
-            path: String::new(),
-            code: ErrCode::Eval,
-            msg: e.msg.clone(),
-            spans: vec![e.span],
-        })
-        .collect();
-    let root = inst.root;
-    inst.rt.finalize(root, true);
-    collect_errors(&mut inst.rt, root, opts, &mut errs, 0);
+    eval_errors_at(inst, &[], opts)
+}
+
+/// [`eval_errors`] for the value at a path (`cue eval -e a.b`); the compile errors of the
+/// package are always included.
+pub fn eval_errors_at(inst: &mut Instance, path: &[&str], opts: Options) -> Vec<EvalError> {
+    let mut out = inst.compile_errors();
+    let v = match select(inst, path) {
+        Ok(v) => v,
+        Err(lookup) => {
+            out.extend(lookup);
+            return out;
+        }
+    };
+    inst.rt.finalize(v, true);
+    let mut errs = Vec::new();
+    collect_errors(&mut inst.rt, v, opts, &mut errs, 0);
     if let Some(msg) = inst.rt.aborted.clone() {
         errs.push(ExportError {
             path: String::new(),
@@ -127,7 +133,9 @@ pub fn eval_errors(inst: &mut Instance, opts: Options) -> Vec<EvalError> {
             spans: Vec::new(),
         });
     }
-    convert(inst, errs)
+    out.extend(convert(inst, errs));
+    sort_errors(&mut out);
+    out
 }
 
 /// `cue export -e a.b`: the concrete data of the value at a path of labels.
@@ -135,8 +143,9 @@ pub fn export_path(inst: &mut Instance, path: &[&str]) -> Result<Data, Vec<EvalE
     if path.is_empty() {
         return inst.export();
     }
-    if !inst.rt.prog.errors.is_empty() {
-        return Err(eval_errors(inst, Options::default()));
+    let compile = inst.compile_errors();
+    if !compile.is_empty() {
+        return Err(compile);
     }
     let v = select(inst, path)?;
     inst.rt.finalize(v, false);
@@ -235,8 +244,7 @@ fn collect_errors(
     }
 }
 
-/// Turns export errors into [`EvalError`]s with file positions, sorted and deduplicated as
-/// `cue` prints them (position-less errors first, then by position and path).
+/// Turns export errors into [`EvalError`]s with file positions, sorted and deduplicated.
 fn convert(inst: &Instance, errs: Vec<ExportError>) -> Vec<EvalError> {
     let mut out: Vec<EvalError> = errs
         .into_iter()
@@ -247,14 +255,20 @@ fn convert(inst: &Instance, errs: Vec<ExportError>) -> Vec<EvalError> {
             msg: e.msg,
         })
         .collect();
-    out.sort_by(|a, b| match (a.positions.first(), b.positions.first()) {
+    sort_errors(&mut out);
+    out
+}
+
+/// Sorts and deduplicates errors as `cue` prints them: position-less errors first, then by
+/// first position and path.
+fn sort_errors(errs: &mut Vec<EvalError>) {
+    errs.sort_by(|a, b| match (a.positions.first(), b.positions.first()) {
         (None, Some(_)) => std::cmp::Ordering::Less,
         (Some(_), None) => std::cmp::Ordering::Greater,
         (Some(x), Some(y)) => x.cmp(y).then_with(|| a.path.cmp(&b.path)),
         (None, None) => a.path.cmp(&b.path),
     });
-    out.dedup_by(|a, b| a.path == b.path && a.msg == b.msg && a.positions == b.positions);
-    out
+    errs.dedup_by(|a, b| a.path == b.path && a.msg == b.msg && a.positions == b.positions);
 }
 
 fn positions(inst: &Instance, spans: &[Span]) -> Vec<(String, usize, usize)> {
@@ -322,6 +336,8 @@ struct Printer<'a> {
     comment: Option<String>,
     /// The comments of field errors, by placeholder number ([`ERR_MARK`]).
     notes: Vec<String>,
+    /// The imported packages that the expressions printed refer to, in order of first use.
+    imports: Vec<String>,
     depth: usize,
 }
 
@@ -333,6 +349,7 @@ impl<'a> Printer<'a> {
             out: String::new(),
             comment: None,
             notes: Vec::new(),
+            imports: Vec::new(),
             depth: 0,
         }
     }
@@ -347,6 +364,39 @@ impl<'a> Printer<'a> {
         if let Some(c) = self.comment.take() {
             self.out.push_str(" // ");
             self.out.push_str(&c);
+        }
+    }
+
+    /// Records the imports an expression printed from source refers to (`strings.Join(x)`).
+    fn note_imports(&mut self, text: &str) {
+        let mut found: Vec<(usize, String)> = Vec::new();
+        for path in &self.rt.prog.imports {
+            let name = import_name(path);
+            let at = text.match_indices(&format!("{name}.")).find(|(i, _)| {
+                !text[..*i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '#' | '.'))
+            });
+            if let Some((i, _)) = at
+                && !self.imports.contains(path)
+            {
+                found.push((i, path.clone()));
+            }
+        }
+        found.sort();
+        self.imports.extend(found.into_iter().map(|(_, p)| p));
+    }
+
+    /// The import declarations `cue eval` puts before expressions that use packages.
+    fn imports_header(&self) -> String {
+        match self.imports.as_slice() {
+            [] => String::new(),
+            [one] => format!("import {}\n\n", quote(one)),
+            many => {
+                let specs: String = many.iter().map(|p| format!("\t{}\n", quote(p))).collect();
+                format!("import (\n{specs})\n\n")
+            }
         }
     }
 
@@ -406,16 +456,14 @@ impl<'a> Printer<'a> {
         if let Some(s) = vx.scalar.clone() {
             return Some(self.value_text(&s, 0));
         }
-        if vx.is_list || vx.kind.contains(Kind::STRUCT) {
+        if vx.is_list || vx.arcs.iter().any(|&a| self.rt.v(a).label.is_regular()) {
             return None;
         }
-        let has_regular = vx.arcs.iter().any(|&a| self.rt.v(a).label.is_regular());
-        if has_regular {
-            return None;
-        }
-        let val = self.rt.value_of(d);
-        match val {
+        let has_arcs = vx.arcs.iter().any(|&a| !self.rt.v(a).label.is_let());
+        match self.rt.value_of(d) {
             Value::Vertex(_) => None,
+            // `{#a: 1}` is a struct, not `_` with a definition.
+            Value::Top if has_arcs => None,
             other => Some(self.value_text(&other, 0)),
         }
     }
@@ -436,8 +484,9 @@ impl<'a> Printer<'a> {
         });
         self.out.push_str(": ");
         self.value(a, indent);
-        if let Some(c) = self.comment.take() {
-            // The value just written is `_|_`.
+        if let Some(c) = self.comment.take()
+            && self.out.ends_with("_|_")
+        {
             self.out.truncate(self.out.len() - 3);
             self.out.push_str(ERR_MARK);
             self.out.push_str(&self.notes.len().to_string());
@@ -475,19 +524,15 @@ impl<'a> Printer<'a> {
     fn value_inner(&mut self, v: VId, indent: usize) {
         let d = self.rt.deref(v);
         if let Some(dj) = self.rt.v(d).disj.clone() {
-            // `cue eval` shows the default when there is exactly one, else every alternative,
-            // the defaults marked when they single out some of them.
-            if dj.num_defaults == 1 {
-                self.value(dj.alts[0], indent);
-                return;
-            }
-            let mark = dj.num_defaults < dj.alts.len();
-            for (i, &alt) in dj.alts.iter().enumerate() {
+            // `cue eval` shows the default: the alternatives marked as defaults, or all of them
+            // when none is.
+            let shown = match dj.num_defaults {
+                0 => &dj.alts[..],
+                n => &dj.alts[..n],
+            };
+            for (i, &alt) in shown.iter().enumerate() {
                 if i > 0 {
                     self.out.push_str(" | ");
-                }
-                if mark && i < dj.num_defaults {
-                    self.out.push('*');
                 }
                 self.value(alt, indent);
                 // A line comment cannot sit inside a disjunction.
@@ -510,7 +555,20 @@ impl<'a> Printer<'a> {
         if fields.is_empty() {
             match atom {
                 Some(a) => self.out.push_str(&a),
-                None if self.is_struct(d) => self.out.push_str("{}"),
+                None if self.is_struct(d) => {
+                    // An empty struct shows its validators (`struct.MaxFields(2)`) instead.
+                    let constraints = self.rt.v(d).constraints.clone();
+                    let text = match constraints.as_slice() {
+                        [] => "{}".to_string(),
+                        cs => cs
+                            .iter()
+                            .map(|c| self.value_text(c, indent))
+                            .collect::<Vec<_>>()
+                            .join(" & "),
+                    };
+                    self.note_imports(&text);
+                    self.out.push_str(&text);
+                }
                 None => self.out.push('_'),
             }
             return;
@@ -535,6 +593,7 @@ impl<'a> Printer<'a> {
             && !self.rt.v(d).is_list
             && let Some(text) = self.conjunct_text(d).or_else(|| self.conjunct_text(v))
         {
+            self.note_imports(&text);
             self.out.push_str(&text);
             return;
         }
@@ -622,6 +681,8 @@ impl<'a> Printer<'a> {
         match v {
             Value::Str(s) if s.contains('\n') => multiline(s, indent),
             Value::Basic(k) => k.name().replace('|', " | "),
+            Value::Conj(vs) if let Some(t) = simplify_bounds(self.rt, vs) => t,
+            Value::Bytes(b) => quote_bytes(b, indent),
             Value::Conj(vs) => vs
                 .iter()
                 .map(|x| {
@@ -637,6 +698,150 @@ impl<'a> Printer<'a> {
             other => self.rt.value_text(other),
         }
     }
+}
+
+/// Named numeric ranges, as CUE predeclares them: `(name, int?, low, high)`.
+const RANGES: [(&str, bool, &str, &str); 13] = [
+    ("int8", true, "-128", "127"),
+    ("int16", true, "-32768", "32767"),
+    ("int32", true, "-2147483648", "2147483647"),
+    ("int64", true, "-9223372036854775808", "9223372036854775807"),
+    (
+        "int128",
+        true,
+        "-170141183460469231731687303715884105728",
+        "170141183460469231731687303715884105727",
+    ),
+    ("uint8", true, "0", "255"),
+    ("uint16", true, "0", "65535"),
+    ("uint32", true, "0", "4294967295"),
+    ("uint64", true, "0", "18446744073709551615"),
+    (
+        "uint128",
+        true,
+        "0",
+        "340282366920938463463374607431768211455",
+    ),
+    ("rune", true, "0", "1114111"),
+    (
+        "float32",
+        false,
+        "-3.40282346638528859811704183484516925440e+38",
+        "3.40282346638528859811704183484516925440e+38",
+    ),
+    (
+        "float64",
+        false,
+        "-1.797693134862315708145274237317043567981e+308",
+        "1.797693134862315708145274237317043567981e+308",
+    ),
+];
+
+/// Numeric bounds the way `cue eval` shows them (CUE's exporter `boundSimplifier`). When there
+/// are both a lower and an upper bound: a range that is exactly a predeclared one prints as its
+/// name (`uint8`, `float64`); otherwise integers print as `int` or, for a non-negative lower
+/// bound, `uint` (which absorbs `>=0`), followed by the bounds; the other constraints follow.
+/// `int & >=0` alone is `uint`. `None` when nothing applies.
+fn simplify_bounds(rt: &Runtime, parts: &[Value]) -> Option<String> {
+    type Bound<'v> = (UnaryOp, &'v Num, &'v Value);
+    let mut is_int = false;
+    let mut min: Option<Bound> = None;
+    let mut max: Option<Bound> = None;
+    let mut others: Vec<&Value> = Vec::new();
+    for p in parts {
+        match p {
+            Value::Basic(Kind::INT) if !is_int => is_int = true,
+            Value::Bound(op @ (UnaryOp::Gt | UnaryOp::Ge), v) if min.is_none() => match &**v {
+                Value::Num(n, _) => min = Some((*op, &**n, &**v)),
+                _ => others.push(p),
+            },
+            Value::Bound(op @ (UnaryOp::Lt | UnaryOp::Le), v) if max.is_none() => match &**v {
+                Value::Num(n, _) => max = Some((*op, &**n, &**v)),
+                _ => others.push(p),
+            },
+            _ => others.push(p),
+        }
+    }
+    let text = |op: UnaryOp, v: &Value| format!("{}{}", op.as_str(), rt.value_text(v));
+    let (Some((lop, lo, lv)), Some((hop, hi, hv))) = (min, max) else {
+        return match (is_int, min, max, others.is_empty()) {
+            (true, Some((UnaryOp::Ge, lo, _)), None, true) if lo.is_zero() => Some("uint".into()),
+            _ => None,
+        };
+    };
+    let exact = RANGES.iter().find(|r| {
+        r.1 == is_int
+            && lop == UnaryOp::Ge
+            && hop == UnaryOp::Le
+            && Num::from_decimal_str(r.2).is_ok_and(|x| x.cmp(lo).is_eq())
+            && Num::from_decimal_str(r.3).is_ok_and(|x| x.cmp(hi).is_eq())
+    });
+    let mut out = Vec::new();
+    if let Some(r) = exact {
+        out.push(r.0.to_string());
+    } else {
+        if is_int {
+            out.push(if lo.sign() < 0 { "int" } else { "uint" }.to_string());
+        }
+        if !(is_int && lo.is_zero() && lop == UnaryOp::Ge) {
+            out.push(text(lop, lv));
+        }
+        out.push(text(hop, hv));
+    }
+    out.extend(others.into_iter().map(|v| rt.value_text(v)));
+    Some(out.join(" & "))
+}
+
+/// The name an import is referred to by when it has no alias: the qualifier after `:`, else the
+/// last path element without its major version (`encoding/json` is `json`).
+fn import_name(path: &str) -> &str {
+    if let Some((_, q)) = path.rsplit_once(':') {
+        return q;
+    }
+    let last = path.rsplit('/').next().unwrap_or(path);
+    last.split('@').next().unwrap_or(last)
+}
+
+/// A bytes literal: `'…'` with escapes, or a `\'\'\'` literal when it spans lines.
+fn quote_bytes(b: &[u8], indent: usize) -> String {
+    // Escapes one line; bytes that are not UTF-8 become `\xNN`.
+    let escape = |line: &[u8], multi: bool| {
+        let mut out = String::new();
+        for chunk in line.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\'' if !multi => out.push_str("\\'"),
+                    '\t' => out.push_str("\\t"),
+                    '\r' => out.push_str("\\r"),
+                    '\n' => out.push_str("\\n"),
+                    c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                        out.push_str(&format!("\\x{:02x}", c as u32));
+                    }
+                    c => out.push(c),
+                }
+            }
+            for byte in chunk.invalid() {
+                out.push_str(&format!("\\x{byte:02x}"));
+            }
+        }
+        out
+    };
+    if !b.contains(&b'\n') {
+        return format!("'{}'", escape(b, false));
+    }
+    let tabs = "\t".repeat(indent + 1);
+    let mut out = String::from("\'\'\'\n");
+    for line in b.split(|&c| c == b'\n') {
+        if !line.is_empty() {
+            out.push_str(&tabs);
+            out.push_str(&escape(line, true).replace("\'\'\'", "\\\'\'\'"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&tabs);
+    out.push_str("\'\'\'");
+    out
 }
 
 /// A `"""` string whose lines are indented one level below `indent`.
@@ -725,11 +930,10 @@ mod tests {
     }
 
     #[test]
-    fn disjunctions_mark_their_defaults() {
-        // A single default is what `cue eval` shows; several are all marked.
+    fn disjunctions_show_their_default() {
         assert_eq!(
             eval("a: *1 | 2\nb: \"x\" | \"y\"\nc: *1 | *2 | 3\n"),
-            "a: 1\nb: \"x\" | \"y\"\nc: *1 | *2 | 3\n"
+            "a: 1\nb: \"x\" | \"y\"\nc: 1 | 2\n"
         );
     }
 
@@ -761,6 +965,32 @@ mod tests {
             eval("a: {s: \"x\\ny\\n\"}\n"),
             "a: {\n    s: \"\"\"\n        x\n        y\n\n        \"\"\"\n}\n"
         );
+    }
+
+    #[test]
+    fn numeric_ranges_are_simplified_as_cue_does() {
+        assert_eq!(
+            eval("a: uint8\nb: uint\nc: int32\nd: int & >=1\ne: float64\n"),
+            "a: uint8\nb: uint\nc: int32\nd: int & >=1\ne: float64\n"
+        );
+        assert_eq!(
+            eval("a: uint16 & >0\nb: >=0 & <10 & int\nc: int & >=-2 & <=2\n"),
+            "a: uint & >0 & <=65535\nb: uint & <10\nc: int & >=-2 & <=2\n"
+        );
+        // Without both bounds nothing is folded; other kinds follow the bounds.
+        assert_eq!(
+            eval("a: int & >0\nb: float & >=1.5 & <=2.5\n"),
+            "a: int & >0\nb: >=1.5 & <=2.5 & float\n"
+        );
+    }
+
+    #[test]
+    fn bytes_are_single_quoted() {
+        assert_eq!(
+            eval("a: 'x\\'y'\nb: 'p\\nq'\n"),
+            "a: 'x\\'y'\nb: \'\'\'\n    p\n    q\n    \'\'\'\n"
+        );
+        assert_eq!(eval("a: 'a\\xed\\x95a'\n"), "a: 'a\\xed\\x95a'\n");
     }
 
     #[test]
@@ -797,6 +1027,14 @@ mod tests {
         assert_eq!(crate::encode::to_json_compact(&d), "{\"c\":1}");
         assert!(export_path(&mut i, &["nope"]).is_err());
         assert!(export_path(&mut i, &["x"]).is_err());
+    }
+
+    #[test]
+    fn imports_used_by_unevaluated_expressions_are_printed() {
+        assert_eq!(
+            eval("import \"strings\"\nx: string\ny: strings.ToUpper(x)\n"),
+            "import \"strings\"\n\nx: string\ny: strings.ToUpper(x)\n"
+        );
     }
 
     #[test]

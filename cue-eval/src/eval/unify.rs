@@ -11,6 +11,10 @@ use super::label::Label;
 use super::value::{Bottom, ErrCode, Kind, Value, combine};
 use super::*;
 
+/// Whether structure sharing is on. Off: the first cut regressed 3 corpus cases (references
+/// into a shared vertex must rebind to the sharing one); kept for the next round.
+const SHARING: bool = false;
+
 /// Work collected while one vertex is evaluated.
 #[derive(Default)]
 pub(super) struct NodeState {
@@ -100,6 +104,7 @@ impl Runtime {
         let vx = self.vm(a);
         vx.status = Status::Unprocessed;
         vx.arcs.clear();
+        vx.arc_map = None;
         vx.kind = Kind::TOP;
         vx.scalar = None;
         vx.constraints.clear();
@@ -140,7 +145,7 @@ impl Runtime {
             return a;
         }
         let a = self.new_vertex(Some(v), label, arc);
-        self.vm(v).arcs.push(a);
+        self.push_arc(v, a);
         if label.is_regular() {
             let pats = self.v(v).patterns.clone();
             for (filter, conj) in pats {
@@ -280,6 +285,26 @@ impl Runtime {
         }
         if st.seen.contains(&w) {
             return;
+        }
+        // Structure sharing: a vertex whose only conjunct is a reference to an open,
+        // non-definition vertex is that vertex.
+        if SHARING
+            && st.seen.is_empty()
+            && self.v(v).conjuncts.len() == 1
+            && self.v(v).arcs.is_empty()
+            && !self.v(v).is_disjunct
+            && self.v(v).choices.is_none()
+            && !self.v(w).anonymous
+            && self.v(w).status != Status::Evaluating
+            && !self.group_closed(c.ci.group)
+            && !self.path_has_def(w)
+            && matches!(c.x, CExpr::Expr(_))
+        {
+            self.evaluate(w);
+            if self.v(w).status == Status::Evaluated {
+                self.vm(v).forward = Some(w);
+                return;
+            }
         }
         st.seen.push(w);
         // The conjuncts of the target: known once its parent has been evaluated.
@@ -1054,7 +1079,7 @@ impl Runtime {
                         span: sp_,
                     },
                 );
-                self.vm(f).arcs.push(a);
+                self.push_arc(f, a);
                 let e = Rc::new(Env {
                     up: Some(env),
                     vertex: f,
@@ -1137,14 +1162,14 @@ impl Runtime {
                         vxk.kind = kval.kind();
                         vxk.scalar = Some(kval);
                         vxk.status = Status::Evaluated;
-                        self.vm(f).arcs.push(kv);
+                        self.push_arc(f, kv);
                     }
                     let vv = self.new_vertex(Some(f), *value, ArcType::Member);
                     let vvx = self.vm(vv);
                     vvx.anonymous = true;
                     vvx.forward = Some(a);
                     vvx.status = Status::Evaluated;
-                    self.vm(f).arcs.push(vv);
+                    self.push_arc(f, vv);
                     let e = Rc::new(Env {
                         up: Some(env.clone()),
                         vertex: f,
@@ -1300,6 +1325,19 @@ impl Runtime {
             self.group_within(c.ci.group, r)
                 || relax.is_some_and(|p| self.group_within(c.ci.group, p))
         })
+    }
+
+    /// Whether `g` or a group it lies in is closed.
+    fn group_closed(&self, mut g: u32) -> bool {
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            if self.groups[g as usize].closed {
+                return true;
+            }
+            g = self.groups[g as usize].parent;
+        }
+        false
     }
 
     /// Whether group `g` is `r` or lies inside it.

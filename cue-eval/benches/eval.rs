@@ -1,0 +1,178 @@
+//! Evaluator benchmarks: synthetic configurations generated here (200 Deployment + Service pairs
+//! validated against a schema, a 100,000-element list, a 1,000-deep reference chain) and, when
+//! the shared corpus is present, the upstream `cue/benchmarks` cases (read in place).
+//!
+//! Run with `cargo bench -p cue-eval --bench eval`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+use cue_eval::eval::api::Instance;
+
+#[path = "../tests/support/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
+
+/// A schema in the shape of the Kubernetes definitions a Timoni module validates against, and
+/// `n` instances of a Deployment and a Service built from it.
+fn instances(n: usize) -> String {
+    let mut s = String::from(
+        r#"
+#Meta: {name!: string & =~"^[a-z0-9-]+$", namespace?: string, labels?: [string]: string}
+#Port: {name?: string, port!: int & >0 & <65536, targetPort?: int | string, protocol?: *"TCP" | "UDP"}
+#Container: {name!: string, image!: string, ports?: [...{containerPort: int, protocol?: *"TCP" | "UDP"}], env?: [...{name: string, value?: string}]}
+#Deployment: {
+	apiVersion: "apps/v1"
+	kind:       "Deployment"
+	metadata:   #Meta
+	spec: {
+		replicas?: int & >=0
+		selector: matchLabels: [string]: string
+		template: {
+			metadata: {labels?: [string]: string}
+			spec: containers: [...#Container]
+		}
+	}
+}
+#Service: {
+	apiVersion: "v1"
+	kind:       "Service"
+	metadata:   #Meta
+	spec: {ports: [...#Port], selector: [string]: string, type?: *"ClusterIP" | "NodePort" | "LoadBalancer"}
+}
+#App: {
+	name:     string
+	replicas: *1 | int
+	image:    string
+	port:     *8080 | int
+	deployment: #Deployment & {
+		metadata: {"name": name, labels: app: name}
+		spec: {
+			"replicas": replicas
+			selector: matchLabels: app: name
+			template: {
+				metadata: labels: app: name
+				spec: containers: [{"name": name, "image": image, ports: [{containerPort: port}]}]
+			}
+		}
+	}
+	service: #Service & {
+		metadata: {"name": name, labels: app: name}
+		spec: {ports: [{"port": 80, targetPort: port, name: "http"}], selector: app: name}
+	}
+}
+apps: [Name=string]: #App & {name: Name}
+"#,
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "apps: \"app-{i}\": {{image: \"registry.example/app:{i}\", replicas: {}}}\n",
+            i % 5 + 1
+        ));
+    }
+    s
+}
+
+fn long_list(n: usize) -> String {
+    let mut s = String::from("l: [");
+    for i in 0..n {
+        s.push_str(&format!("{i}, "));
+    }
+    s.push_str("]\nn: len(l)\n");
+    s
+}
+
+fn chain(n: usize) -> String {
+    let mut s = String::from("f0: {a: 1, b: \"x\"}\n");
+    for i in 1..n {
+        s.push_str(&format!("f{i}: f{}\n", i - 1));
+    }
+    s
+}
+
+fn export(src: &str) -> usize {
+    let mut inst = Instance::from_sources(&[("bench.cue".to_string(), src.to_string())])
+        .expect("bench source compiles");
+    let out = inst.export_json().expect("bench source exports");
+    out.len()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("synthetic");
+    g.sample_size(10);
+    for n in [50, 200] {
+        let src = instances(n);
+        export(&src);
+        g.bench_function(format!("deployment+service x{n}"), |b| {
+            b.iter(|| export(&src))
+        });
+    }
+    let list = long_list(100_000);
+    export(&list);
+    g.bench_function("list 100000", |b| b.iter(|| export(&list)));
+    let ch = chain(1000);
+    export(&ch);
+    g.bench_function("reference chain 1000", |b| b.iter(|| export(&ch)));
+    g.finish();
+
+    let Some(conformance) = corpus::conformance_dir() else {
+        eprintln!("SKIPPED corpus benchmarks: no shared conformance corpus (set CONFORMANCE_DIR)");
+        return;
+    };
+    let dir = conformance.join("cue/benchmarks");
+    let mut g = c.benchmark_group("cue/benchmarks");
+    g.sample_size(10);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("SKIPPED corpus benchmarks: {} not found", dir.display());
+        return;
+    };
+    let mut cases: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    cases.sort();
+    for case in cases {
+        let Ok(txt) = std::fs::read_to_string(case.join("case.txtar")) else {
+            continue;
+        };
+        let files = root_files(&txt);
+        if files.is_empty() {
+            continue;
+        }
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut inst = match Instance::from_sources(&files) {
+                    Ok(i) => i,
+                    Err(_) => return 0,
+                };
+                match inst.export_json() {
+                    Ok(s) => s.len(),
+                    Err(e) => e.len(),
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+/// The root `.cue` members of a txtar archive (no sub-directories, no `out/`).
+fn root_files(txt: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut cur: Option<(String, String)> = None;
+    for line in txt.split_inclusive('\n') {
+        let t = line.trim_end();
+        if let Some(name) = t.strip_prefix("-- ").and_then(|r| r.strip_suffix(" --")) {
+            if let Some(c) = cur.take() {
+                out.push(c);
+            }
+            cur = Some((name.trim().to_string(), String::new()));
+        } else if let Some((_, body)) = cur.as_mut() {
+            body.push_str(line);
+        }
+    }
+    if let Some(c) = cur {
+        out.push(c);
+    }
+    out.retain(|(n, _)| n.ends_with(".cue") && !n.contains('/'));
+    out
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,53 @@
+//! `timoni cue export [-e EXPR] [--out json|yaml] [PATH...]`: the package (or the values the
+//! `-e` selections name) as concrete data.
+
+use std::process::ExitCode;
+
+use cue_eval::encode::{Data, to_json_indent, to_yaml, to_yaml_stream};
+use cue_eval::eval::print::export_path;
+
+use super::{Inputs, fail, selections};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    inputs: Inputs,
+    /// Export the value at this path (`a.b.c`) instead of the whole package; may be repeated.
+    #[arg(short = 'e', long = "expression", value_name = "EXPR")]
+    expressions: Vec<String>,
+    /// The output format.
+    #[arg(long = "out", value_enum, default_value_t = Format::Json)]
+    out: Format,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Format {
+    Json,
+    Yaml,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut inst = match args.inputs.load()? {
+        Ok(i) => i,
+        Err(errs) => return Ok(fail(&errs)),
+    };
+    let paths = match selections(&args.expressions) {
+        p if p.is_empty() => vec![Vec::new()],
+        p => p,
+    };
+    let mut docs: Vec<Data> = Vec::new();
+    for path in &paths {
+        let path: Vec<&str> = path.iter().map(String::as_str).collect();
+        match export_path(&mut inst, &path) {
+            Ok(d) => docs.push(d),
+            Err(errs) => return Ok(fail(&errs)),
+        }
+    }
+    let text = match args.out {
+        Format::Json => docs.iter().map(|d| to_json_indent(d, false)).collect(),
+        Format::Yaml if docs.len() == 1 => to_yaml(&docs[0]),
+        Format::Yaml => to_yaml_stream(&docs),
+    };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}

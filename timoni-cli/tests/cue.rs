@@ -1,0 +1,97 @@
+//! End-to-end tests of `timoni cue …`: the real binary on the packages in `testdata/cue/`, with
+//! its stdout, stderr and exit code as insta snapshots. Each snapshot starts with the command.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Runs `timoni cue ARGS` in `testdata/cue/<dir>` and renders what a user would see.
+fn cue(dir: &str, args: &[&str]) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/cue");
+    let out = Command::new(env!("CARGO_BIN_EXE_timoni"))
+        .arg("cue")
+        .args(args)
+        .current_dir(root.join(dir))
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run timoni");
+    format!(
+        "$ timoni cue {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn export_prints_json_by_default() {
+    insta::assert_snapshot!(cue("ok", &["export", "app.cue", "selector.cue"]));
+}
+
+#[test]
+fn export_prints_yaml_for_a_directory() {
+    insta::assert_snapshot!(cue("ok", &["export", "--out", "yaml", "."]));
+}
+
+#[test]
+fn export_selects_a_path_with_e() {
+    insta::assert_snapshot!(cue("ok", &["export", "-e", "spec.selector"]));
+}
+
+#[test]
+fn export_errors_are_in_cue_shape_and_fail() {
+    insta::assert_snapshot!(cue("conflict", &["export"]));
+}
+
+#[test]
+fn eval_prints_cue_with_definitions_and_constraints() {
+    insta::assert_snapshot!(cue("ok", &["eval"]));
+}
+
+#[test]
+fn eval_fails_on_errors() {
+    insta::assert_snapshot!(cue("conflict", &["eval", "in.cue"]));
+}
+
+#[test]
+fn eval_ignore_shows_errors_in_place() {
+    insta::assert_snapshot!(cue("conflict", &["eval", "-i", "in.cue"]));
+}
+
+#[test]
+fn eval_leaves_incomplete_values_unless_concrete() {
+    insta::assert_snapshot!(cue("incomplete", &["eval"]));
+    let concrete = cue("incomplete", &["eval", "-c"]);
+    assert!(concrete.contains("exit: 1"), "{concrete}");
+}
+
+#[test]
+fn vet_concrete_fails_on_a_missing_required_field() {
+    insta::assert_snapshot!(cue("incomplete", &["vet", "-c"]));
+}
+
+#[test]
+fn vet_allows_incomplete_values_with_a_note() {
+    insta::assert_snapshot!(cue("incomplete", &["vet"]));
+}
+
+#[test]
+fn vet_passes_silently() {
+    insta::assert_snapshot!(cue("ok", &["vet", "-c"]));
+}
+
+#[test]
+fn a_missing_file_is_one_clear_error() {
+    insta::assert_snapshot!(cue("ok", &["eval", "nope.cue"]));
+}
+
+#[test]
+fn tags_are_not_supported_yet() {
+    insta::assert_snapshot!(cue("ok", &["export", "-t", "env=prod"]));
+}
+
+#[test]
+fn fmt_checks_files_like_timoni_fmt() {
+    insta::assert_snapshot!(cue("ok", &["fmt", "--diff", "."]));
+}
