@@ -1278,6 +1278,10 @@ impl Runtime {
         if self.v(v).closed_groups.is_empty() {
             return;
         }
+        // A definition embedded at the top level of a file does not close the package root.
+        if self.v(v).parent.is_none() && !self.v(v).anonymous {
+            return;
+        }
         let reqs = self.v(v).closed_groups.clone();
         let opens = self.v(v).open_groups.clone();
         // Requirements lifted by a `...` in a literal inside them.
