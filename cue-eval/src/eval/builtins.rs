@@ -255,23 +255,9 @@ impl Runtime {
                 }));
             }
             Func::Core(Builtin::Or) => {
-                if args.len() != 1 {
-                    return self.arg_count_error("or", 1, args.len(), span);
-                }
-                let v = self.eval_value(env, args[0], cur);
-                let w = match self.concrete(v) {
-                    Ok(Value::Vertex(w)) if self.v(self.deref(w)).is_list => self.deref(w),
-                    Ok(Value::Bottom(b)) | Err(b) => return Value::Bottom(b),
-                    Ok(other) => {
-                        return Value::Bottom(Bottom::with_span(
-                            ErrCode::Eval,
-                            format!(
-                                "cannot use {} as list in argument 1 to or",
-                                self.value_text(&other)
-                            ),
-                            span,
-                        ));
-                    }
+                let w = match self.list_arg(env, args, cur, "or", span) {
+                    Ok(w) => w,
+                    Err(v) => return v,
                 };
                 let elems: Vec<VId> = self.list_elems(w);
                 if elems.is_empty() {
@@ -294,23 +280,9 @@ impl Runtime {
                 return self.value_of(a);
             }
             Func::Core(Builtin::And) => {
-                if args.len() != 1 {
-                    return self.arg_count_error("and", 1, args.len(), span);
-                }
-                let v = self.eval_value(env, args[0], cur);
-                let w = match self.concrete(v) {
-                    Ok(Value::Vertex(w)) if self.v(self.deref(w)).is_list => self.deref(w),
-                    Ok(Value::Bottom(b)) | Err(b) => return Value::Bottom(b),
-                    Ok(other) => {
-                        return Value::Bottom(Bottom::with_span(
-                            ErrCode::Eval,
-                            format!(
-                                "cannot use {} as list in argument 1 to and",
-                                self.value_text(&other)
-                            ),
-                            span,
-                        ));
-                    }
+                let w = match self.list_arg(env, args, cur, "and", span) {
+                    Ok(w) => w,
+                    Err(v) => return v,
                 };
                 let elems = self.list_elems(w);
                 if elems.is_empty() {
@@ -364,6 +336,34 @@ impl Runtime {
         match self.call(func, &vals, span) {
             Ok(v) => v,
             Err(b) => Value::Bottom(b),
+        }
+    }
+
+    /// The single list argument of `and`/`or`, evaluated, or the value to return instead.
+    fn list_arg(
+        &mut self,
+        env: Option<&EnvRef>,
+        args: &[ExprId],
+        cur: Option<VId>,
+        name: &str,
+        span: Span,
+    ) -> Result<VId, Value> {
+        if args.len() != 1 {
+            return Err(self.arg_count_error(name, 1, args.len(), span));
+        }
+        let v = self.eval_value(env, args[0], cur);
+        match self.concrete(v) {
+            Ok(Value::Vertex(w)) if self.v(self.deref(w)).is_list => Ok(self.deref(w)),
+            Ok(Value::Bottom(b)) | Err(b) => Err(Value::Bottom(b)),
+            Ok(other) => Err(Value::Bottom(Bottom::with_span(
+                ErrCode::Eval,
+                format!(
+                    "cannot use {} as list in argument 1 to {}",
+                    self.value_text(&other),
+                    name
+                ),
+                span,
+            ))),
         }
     }
 

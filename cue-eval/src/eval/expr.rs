@@ -687,39 +687,28 @@ impl Runtime {
 
     /// A new list vertex whose elements are the values of the given vertices.
     pub(super) fn make_list(&mut self, elems: Vec<VId>) -> Value {
-        let l = self.prog.labels.string("");
-        let a = self.new_vertex(None, l, ArcType::Member);
-        self.vm(a).anonymous = true;
-        self.vm(a).is_list = true;
-        self.vm(a).kind = Kind::LIST;
-        self.vm(a).list_len = Some(elems.len() as u32);
-        for (i, e) in elems.into_iter().enumerate() {
-            let c = self.new_vertex(Some(a), Label::int(i as u32), ArcType::Member);
-            self.vm(c).conjuncts.push(Conjunct {
-                env: None,
-                x: CExpr::Vertex(e),
-                ci: CloseInfo::default(),
-                span: Span::default(),
-            });
-            self.push_arc(a, c);
-        }
-        self.vm(a).status = Status::Evaluated;
-        Value::Vertex(a)
+        self.list_of(elems.into_iter().map(CExpr::Vertex).collect())
     }
 
     /// A new list vertex holding the given values.
     pub(super) fn make_list_values(&mut self, vals: Vec<Value>) -> Value {
+        self.list_of(vals.into_iter().map(CExpr::Value).collect())
+    }
+
+    /// A new, already evaluated list vertex with one element per conjunct.
+    fn list_of(&mut self, elems: Vec<CExpr>) -> Value {
         let l = self.prog.labels.string("");
         let a = self.new_vertex(None, l, ArcType::Member);
-        self.vm(a).anonymous = true;
-        self.vm(a).is_list = true;
-        self.vm(a).kind = Kind::LIST;
-        self.vm(a).list_len = Some(vals.len() as u32);
-        for (i, v) in vals.into_iter().enumerate() {
+        let ax = self.vm(a);
+        ax.anonymous = true;
+        ax.is_list = true;
+        ax.kind = Kind::LIST;
+        ax.list_len = Some(elems.len() as u32);
+        for (i, x) in elems.into_iter().enumerate() {
             let c = self.new_vertex(Some(a), Label::int(i as u32), ArcType::Member);
             self.vm(c).conjuncts.push(Conjunct {
                 env: None,
-                x: CExpr::Value(v),
+                x,
                 ci: CloseInfo::default(),
                 span: Span::default(),
             });
