@@ -282,55 +282,22 @@ impl Compiler<'_> {
                     return Some(Decl::Embed(id, i.span));
                 }
                 let label = self.prog.labels.ident(&i.name);
-                let value = self.value_with_alias(&f.value);
-                Some(Decl::Field {
-                    label,
-                    arc,
-                    value,
-                    span: f.span,
-                    attrs,
-                })
+                Some(self.static_field(label, arc, f, attrs))
             }
             ast::Label::String(e) => match &**e {
                 ast::Expr::Lit(l) => match literal::decode(&l.raw) {
                     Ok(b) => {
-                        let s = String::from_utf8_lossy(&b).into_owned();
-                        let label = self.prog.labels.string(&s);
-                        let value = self.value_with_alias(&f.value);
-                        Some(Decl::Field {
-                            label,
-                            arc,
-                            value,
-                            span: f.span,
-                            attrs,
-                        })
+                        let label = self.prog.labels.string(&String::from_utf8_lossy(&b));
+                        Some(self.static_field(label, arc, f, attrs))
                     }
                     Err(e) => {
                         let id = self.err(l.span, e.message);
                         Some(Decl::Embed(id, l.span))
                     }
                 },
-                other => {
-                    let key = self.expr(other);
-                    let value = self.value_with_alias(&f.value);
-                    Some(Decl::Dynamic {
-                        key,
-                        arc,
-                        value,
-                        span: f.span,
-                    })
-                }
+                other => Some(self.dynamic_field(other, arc, f)),
             },
-            ast::Label::Paren { expr, .. } => {
-                let key = self.expr(expr);
-                let value = self.value_with_alias(&f.value);
-                Some(Decl::Dynamic {
-                    key,
-                    arc,
-                    value,
-                    span: f.span,
-                })
-            }
+            ast::Label::Paren { expr, .. } => Some(self.dynamic_field(expr, arc, f)),
             ast::Label::Pattern { expr, .. } => {
                 let (alias, filter) = match &**expr {
                     ast::Expr::Alias { ident, expr, .. } => (Some(ident.name.clone()), &**expr),
@@ -362,6 +329,36 @@ impl Compiler<'_> {
                 let id = self.err(*span, "comprehension values not allowed in this position");
                 Some(Decl::Embed(id, *span))
             }
+        }
+    }
+
+    /// A field with a label known at compile time.
+    fn static_field(
+        &mut self,
+        label: Label,
+        arc: ArcType,
+        f: &ast::Field,
+        attrs: Rc<[ast::Attribute]>,
+    ) -> Decl {
+        let value = self.value_with_alias(&f.value);
+        Decl::Field {
+            label,
+            arc,
+            value,
+            span: f.span,
+            attrs,
+        }
+    }
+
+    /// A field whose label is computed: `(expr): v` or `"\(x)": v`.
+    fn dynamic_field(&mut self, key: &ast::Expr, arc: ArcType, f: &ast::Field) -> Decl {
+        let key = self.expr(key);
+        let value = self.value_with_alias(&f.value);
+        Decl::Dynamic {
+            key,
+            arc,
+            value,
+            span: f.span,
         }
     }
 

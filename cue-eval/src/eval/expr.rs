@@ -21,6 +21,11 @@ fn env_up(env: Option<&EnvRef>, up: u32) -> Option<&EnvRef> {
     Some(e)
 }
 
+/// The count of a string or bytes repetition (`"ab" * 3`): a non-negative int.
+fn repeat_count(n: &crate::num::Num) -> Option<usize> {
+    n.to_i64().and_then(|k| usize::try_from(k).ok())
+}
+
 /// Equality of two concrete scalars (numbers by value).
 pub fn scalar_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -933,21 +938,19 @@ impl Runtime {
                 | (Value::Num(n, NumKind::Int), Value::Str(s))
                     if op == BinaryOp::Mul =>
                 {
-                    let k = n.to_i64().unwrap_or(-1);
-                    if k < 0 {
-                        return err(self, &l, &r);
+                    match repeat_count(n) {
+                        Some(k) => Value::Str(Rc::from(s.repeat(k))),
+                        None => err(self, &l, &r),
                     }
-                    Value::Str(Rc::from(s.repeat(k as usize)))
                 }
                 (Value::Bytes(s), Value::Num(n, NumKind::Int))
                 | (Value::Num(n, NumKind::Int), Value::Bytes(s))
                     if op == BinaryOp::Mul =>
                 {
-                    let k = n.to_i64().unwrap_or(-1);
-                    if k < 0 {
-                        return err(self, &l, &r);
+                    match repeat_count(n) {
+                        Some(k) => Value::Bytes(Rc::from(s.repeat(k))),
+                        None => err(self, &l, &r),
                     }
-                    Value::Bytes(Rc::from(s.repeat(k as usize)))
                 }
                 (Value::Vertex(x), _) | (_, Value::Vertex(x))
                     if self.v(self.deref(*x)).is_list
