@@ -78,15 +78,100 @@ fn code(c: CErr) -> ErrCode {
     }
 }
 
+/// The Go format strings of `cue`'s error messages that `cue-eval` reproduces. An error keeps
+/// only its rendered text, so the engine recovers the format and arguments by matching the
+/// message against these, most specific first (upstream's harness compares `contains=` with
+/// the format and `args=` with the arguments).
+const FORMATS: &[&str] = &[
+    "conflicting values %s and %s (mismatched types %s and %s)",
+    "conflicting values %s and %s",
+    "incompatible %s bounds %v and %s",
+    "invalid value %v (out of bound %s)",
+    "invalid value %v (does not satisfy %s)",
+    "invalid value %v (does not satisfy %s): %v",
+    "non-concrete value %s for bound %s",
+    "non-concrete value %v in operand to %s",
+    "unresolved disjunction %v (type %s)",
+    "undefined field: %s",
+    "field not found: %v",
+    "required field missing: %s",
+    "cannot reference optional field: %s",
+    "cycle with field: %v",
+    "error in call to %s: %v",
+    "failed arithmetic: %v",
+    "circular dependency in evaluation of conditionals: %v changed after evaluation",
+    "adding field %v not allowed as field set was already referenced",
+    "%d errors in empty disjunction:",
+    "index out of range [%d] with length %d",
+    "key value of dynamic field must be concrete, found %v",
+    "invalid operands %s and %s to '%s' (type %s and %s)",
+    "invalid operand %s ('%s' requires concrete value)",
+    "incomplete %s: %s",
+    "incompatible list lengths (%d and %d)",
+    "%s undefined as %s is incomplete (type %s)",
+    "invalid non-ground value %s (must be concrete %s)",
+    "cannot use %s (type %s) as type %s in argument %d to %s",
+    "cannot use %s (type %s) as %s in argument %d to %s",
+    "invalid list index %v (type %s)",
+    "invalid %s index %v (type %s)",
+    "invalid index %v (out of bounds)",
+    "cannot add field %s: was already used",
+    "reference %q not found",
+    "reference %q set to unresolved value",
+    "structural cycle",
+];
+
+/// The format and arguments of `msg`, from [`FORMATS`].
+fn format_and_args(msg: &str) -> Option<(String, Vec<String>)> {
+    use std::sync::OnceLock;
+    static RES: OnceLock<Vec<regex::Regex>> = OnceLock::new();
+    let res = RES.get_or_init(|| {
+        FORMATS
+            .iter()
+            .map(|f| {
+                let mut pat = String::from("(?s)^");
+                let mut rest = *f;
+                while let Some(i) = rest.find('%') {
+                    pat.push_str(&regex::escape(&rest[..i]));
+                    pat.push_str(if rest[i + 1..].starts_with('d') {
+                        "(-?[0-9]+)"
+                    } else {
+                        "(.+?)"
+                    });
+                    rest = &rest[i + 2..];
+                }
+                pat.push_str(&regex::escape(rest));
+                if !f.ends_with(':') {
+                    pat.push('$');
+                }
+                regex::Regex::new(&pat).expect("format patterns are valid")
+            })
+            .collect()
+    });
+    for (f, re) in FORMATS.iter().zip(res) {
+        if let Some(c) = re.captures(msg) {
+            let args = c
+                .iter()
+                .skip(1)
+                .flatten()
+                .map(|m| m.as_str().to_string())
+                .collect();
+            return Some((f.to_string(), args));
+        }
+    }
+    None
+}
+
 fn entry(e: &EvalError) -> ErrEntry {
+    let (format, args) = format_and_args(&e.msg).unwrap_or_default();
     ErrEntry {
         message: if e.path.is_empty() {
             e.msg.clone()
         } else {
             format!("{}: {}", e.path, e.msg)
         },
-        format: String::new(),
-        args: Vec::new(),
+        format,
+        args,
         path: if e.path.is_empty() {
             Vec::new()
         } else {

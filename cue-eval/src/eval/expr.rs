@@ -515,6 +515,13 @@ impl Runtime {
             Expr::Bound(op, x) => {
                 let v = self.eval_value(env, *x, cur);
                 match self.concrete(v) {
+                    Ok(Value::Null) if super::unify::bound_dir(*op).is_some() => {
+                        Value::Bottom(Bottom::with_span(
+                            ErrCode::Eval,
+                            format!("cannot use null for bound {}", op.as_str()),
+                            self.prog.span(*x),
+                        ))
+                    }
                     Ok(v) if v.is_concrete_scalar() => {
                         if matches!(op, UnaryOp::Match | UnaryOp::NotMatch)
                             && let Value::Str(s) = &v
@@ -524,14 +531,14 @@ impl Runtime {
                         }
                         Value::Bound(*op, Rc::new(v))
                     }
-                    Ok(other) => Value::Bottom(Bottom::with_span(
+                    Ok(_) => Value::Bottom(Bottom::with_span(
                         ErrCode::Incomplete,
                         format!(
                             "non-concrete value {} for bound {}",
-                            self.value_text(&other),
+                            self.expr_text(*x),
                             op.as_str()
                         ),
-                        span,
+                        self.prog.span(*x),
                     )),
                     Err(b) => Value::Bottom(b),
                 }

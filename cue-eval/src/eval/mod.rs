@@ -162,6 +162,8 @@ pub struct Vertex {
     pub scalar: Option<Value>,
     /// Bounds and validators.
     pub constraints: Vec<Value>,
+    /// Where each of `constraints` came from (same indices), for error positions.
+    pub cons_spans: Vec<Span>,
     pub has_top: bool,
     pub is_list: bool,
     pub list_len: Option<u32>,
@@ -206,6 +208,7 @@ impl Vertex {
             kind: Kind::TOP,
             scalar: None,
             constraints: Vec::new(),
+            cons_spans: Vec::new(),
             has_top: false,
             is_list: false,
             list_len: None,

@@ -108,6 +108,7 @@ impl Runtime {
         vx.kind = Kind::TOP;
         vx.scalar = None;
         vx.constraints.clear();
+        vx.cons_spans.clear();
         vx.has_top = false;
         vx.is_list = false;
         vx.list_len = None;
@@ -707,18 +708,21 @@ impl Runtime {
                             };
                             if new_tighter {
                                 self.vm(v).constraints[i] = val;
+                                self.vm(v).cons_spans[i] = span;
                             }
                             return;
                         }
                     }
                 }
                 self.vm(v).constraints.push(val);
+                self.vm(v).cons_spans.push(span);
             }
             Value::Validator(ref call) => {
                 let k = call.kind;
                 let old = self.v(v).kind;
                 self.vm(v).kind = old.and(k);
                 self.vm(v).constraints.push(val);
+                self.vm(v).cons_spans.push(span);
             }
             Value::Or(_) => {
                 let c2 = Conjunct {
@@ -802,8 +806,12 @@ impl Runtime {
                 self.add_value(v, st, Value::Basic(k), span, c);
             }
         }
-        for cv in wx.constraints {
-            self.add_value(v, st, cv, span, c);
+        for (i, cv) in wx.constraints.into_iter().enumerate() {
+            let sp = match wx.cons_spans.get(i) {
+                Some(&s) if s != Span::default() => s,
+                _ => span,
+            };
+            self.add_value(v, st, cv, sp, c);
         }
         if wx.is_list {
             self.vm(v).is_list = true;
@@ -1239,36 +1247,75 @@ impl Runtime {
     /// value (`>=1 & <=1 & int` stays as written, as CUE keeps validators).
     fn simplify_bounds(&mut self, v: VId) {
         let cons = self.v(v).constraints.clone();
-        let mut lo: Option<(UnaryOp, Value)> = None;
-        let mut hi: Option<(UnaryOp, Value)> = None;
-        for c in &cons {
+        let spans = self.v(v).cons_spans.clone();
+        let mut lo: Option<(UnaryOp, Value, Span)> = None;
+        let mut hi: Option<(UnaryOp, Value, Span)> = None;
+        for (i, c) in cons.iter().enumerate() {
             if let Value::Bound(op, b) = c
-                && let Value::Num(..) = &**b
+                && matches!(&**b, Value::Num(..) | Value::Str(_) | Value::Bytes(_))
             {
+                let sp = spans.get(i).copied().unwrap_or_default();
                 match op {
-                    UnaryOp::Gt | UnaryOp::Ge => lo = Some((*op, (**b).clone())),
-                    UnaryOp::Lt | UnaryOp::Le => hi = Some((*op, (**b).clone())),
+                    UnaryOp::Gt | UnaryOp::Ge => lo = Some((*op, (**b).clone(), sp)),
+                    UnaryOp::Lt | UnaryOp::Le => hi = Some((*op, (**b).clone(), sp)),
                     _ => {}
                 }
             }
         }
-        if let (Some((lop, Value::Num(l, _))), Some((hop, Value::Num(h, _)))) = (lo, hi) {
-            let ord = l.cmp(&h);
-            let bad = match ord {
-                std::cmp::Ordering::Greater => true,
-                std::cmp::Ordering::Equal => !(lop == UnaryOp::Ge && hop == UnaryOp::Le),
-                std::cmp::Ordering::Less => false,
-            };
-            if bad {
-                let msg = format!(
-                    "incompatible number bounds {}{} and {}{}",
-                    hop.as_str(),
-                    h,
-                    lop.as_str(),
-                    l
-                );
-                self.err_at(v, ErrCode::Eval, msg, Span::default());
+        let Some(((lop, l, ls), (hop, h, hs))) = lo.zip(hi) else {
+            return;
+        };
+        let is_int = self.v(v).kind == Kind::INT;
+        let (ord, what) = match (&l, &h) {
+            // Integers: `>1 & <2` holds no value either.
+            (Value::Num(a, _), Value::Num(b, _))
+                if is_int && a.is_integral() && b.is_integral() =>
+            {
+                let one = crate::num::Num::from_i64(1);
+                let a2 = if lop == UnaryOp::Gt {
+                    a.add(&one)
+                } else {
+                    (**a).clone()
+                };
+                let b2 = if hop == UnaryOp::Lt {
+                    b.sub(&one)
+                } else {
+                    (**b).clone()
+                };
+                let ord = match a2.cmp(&b2) {
+                    std::cmp::Ordering::Greater => std::cmp::Ordering::Greater,
+                    _ => std::cmp::Ordering::Less,
+                };
+                (ord, "integer")
             }
+            (Value::Num(a, _), Value::Num(b, _)) => (a.cmp(b), "number"),
+            (Value::Str(a), Value::Str(b)) => (a.cmp(b), "string"),
+            (Value::Bytes(a), Value::Bytes(b)) => (a.cmp(b), "bytes"),
+            _ => return,
+        };
+        let bad = match ord {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Equal => !(lop == UnaryOp::Ge && hop == UnaryOp::Le),
+            std::cmp::Ordering::Less => false,
+        };
+        if bad {
+            let msg = format!(
+                "incompatible {what} bounds {} and {}",
+                self.value_text(&Value::Bound(hop, Rc::new(h))),
+                self.value_text(&Value::Bound(lop, Rc::new(l))),
+            );
+            let spans = [hs, ls]
+                .into_iter()
+                .filter(|s| *s != Span::default())
+                .collect();
+            let b = Rc::new(Bottom {
+                code: ErrCode::Eval,
+                msg,
+                spans,
+                child: false,
+                at: None,
+            });
+            self.set_err(v, b);
         }
     }
 
@@ -1412,6 +1459,7 @@ impl Vertex {
             kind: self.kind,
             scalar: self.scalar.clone(),
             constraints: self.constraints.clone(),
+            cons_spans: self.cons_spans.clone(),
             is_list: self.is_list,
             list_open: self.list_open,
         }
@@ -1424,13 +1472,14 @@ struct ValueState {
     kind: Kind,
     scalar: Option<Value>,
     constraints: Vec<Value>,
+    cons_spans: Vec<Span>,
     is_list: bool,
     list_open: bool,
 }
 
 /// The direction of an ordering bound: `Some(true)` for upper bounds (`<`, `<=`), `Some(false)`
 /// for lower bounds.
-fn bound_dir(op: UnaryOp) -> Option<bool> {
+pub(super) fn bound_dir(op: UnaryOp) -> Option<bool> {
     match op {
         UnaryOp::Lt | UnaryOp::Le => Some(true),
         UnaryOp::Gt | UnaryOp::Ge => Some(false),
