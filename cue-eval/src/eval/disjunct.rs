@@ -107,9 +107,21 @@ impl Runtime {
     }
 
     /// The identity of a disjunction conjunct, stable across clones of one vertex.
-    pub(super) fn disj_key(c: &Conjunct) -> u64 {
+    /// A disjunction computed afresh on each evaluation (the result of `or(list)`, a builtin
+    /// call) is known by where it was written, so that a clone re-evaluating it finds its choice.
+    pub(super) fn disj_key(&self, c: &Conjunct) -> u64 {
+        let by_span = |s: Span| {
+            (4u64 << 40)
+                ^ ((s.file.0 as u64) << 48)
+                ^ ((s.start as u64) << 20)
+                ^ (s.end as u64 & 0xf_ffff)
+        };
         match &c.x {
             CExpr::Expr(id) => *id as u64,
+            CExpr::Value(Value::Vertex(w)) if c.span != Span::default() && self.v(*w).anonymous => {
+                by_span(c.span)
+            }
+            CExpr::Value(Value::Or(_)) if c.span != Span::default() => by_span(c.span),
             CExpr::Value(Value::Vertex(w)) => (1u64 << 40) | *w as u64,
             CExpr::Value(Value::Or(vs)) => {
                 (2u64 << 40) | (Rc::as_ptr(vs) as *const () as usize as u64 & 0xff_ffff_ffff)
@@ -121,7 +133,7 @@ impl Runtime {
 
     /// Records a disjunction met while evaluating `v`, or applies the choice a clone made.
     pub(super) fn push_disjunction(&mut self, v: VId, st: &mut NodeState, c: Conjunct) {
-        let key = Self::disj_key(&c);
+        let key = self.disj_key(&c);
         if let Some(ch) = self.v(v).choices.clone()
             && let Some(&(_, j)) = ch.iter().find(|(k, _)| *k == key)
         {
@@ -177,7 +189,7 @@ impl Runtime {
     }
 
     pub(super) fn expand_disjunctions(&mut self, v: VId, st: NodeState) {
-        let keys: Vec<u64> = st.disjs.iter().map(Self::disj_key).collect();
+        let keys: Vec<u64> = st.disjs.iter().map(|c| self.disj_key(c)).collect();
         let disjs: Vec<Disjunction> = st.disjs.iter().map(|c| self.disjunction_of(c)).collect();
         let mut cands = vec![Cand {
             choices: Vec::new(),

@@ -249,6 +249,9 @@ pub struct Runtime {
     pub aborted: Option<String>,
     /// Source texts by file id, for messages that quote an expression.
     pub sources: Vec<Rc<str>>,
+    /// The source positions of the struct/list validators being run, so that a validator met
+    /// again inside its own check (its argument carries it) is not re-run.
+    pub validating: Vec<Span>,
 }
 
 impl Default for Runtime {
@@ -273,6 +276,7 @@ impl Runtime {
             depth: 0,
             aborted: None,
             sources: Vec::new(),
+            validating: Vec::new(),
         }
     }
 

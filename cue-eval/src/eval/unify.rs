@@ -1446,8 +1446,54 @@ impl Runtime {
                 first = e;
             }
         }
+        if let Some(e) = self.check_composite_validators(d) {
+            self.vm(d).status = Status::Finalized;
+            return Some(e);
+        }
         self.vm(d).status = Status::Finalized;
         first
+    }
+
+    /// Runs the validators of a struct or list (`matchN(1, [#A]) & {a: 1}`) once its fields are
+    /// final; scalars were checked when their value arrived. An incomplete result leaves the
+    /// validator in place, as CUE does.
+    fn check_composite_validators(&mut self, d: VId) -> Option<Rc<Bottom>> {
+        let vx = self.v(d);
+        if vx.scalar.is_some()
+            || vx.err.is_some()
+            || vx.disj.is_some()
+            || vx.kind.is_empty()
+            || !Kind::STRUCT.or(Kind::LIST).contains(vx.kind)
+        {
+            return None;
+        }
+        let cons = vx.constraints.clone();
+        let spans = vx.cons_spans.clone();
+        for (i, c) in cons.iter().enumerate() {
+            let Value::Validator(call) = c else { continue };
+            let sp = spans.get(i).copied().unwrap_or_default();
+            if self.validating.contains(&sp) || self.validating.len() > 64 {
+                continue;
+            }
+            self.validating.push(sp);
+            let r = self.run_validator(call, &Value::Vertex(d));
+            self.validating.pop();
+            if let Err(b) = r
+                && !b.is_incomplete()
+            {
+                let mut bb = (*b).clone();
+                if let Some(&sp) = spans.get(i)
+                    && sp != Span::default()
+                    && !bb.spans.contains(&sp)
+                {
+                    bb.spans.push(sp);
+                }
+                let b = Rc::new(bb);
+                self.vm(d).err = Some(b.clone());
+                return Some(b);
+            }
+        }
+        None
     }
 }
 
