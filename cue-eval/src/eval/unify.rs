@@ -1469,6 +1469,7 @@ impl Runtime {
         }
         let cons = vx.constraints.clone();
         let spans = vx.cons_spans.clone();
+        let mut passed = Vec::new();
         for (i, c) in cons.iter().enumerate() {
             let Value::Validator(call) = c else { continue };
             let sp = spans.get(i).copied().unwrap_or_default();
@@ -1478,6 +1479,9 @@ impl Runtime {
             self.validating.push(sp);
             let r = self.run_validator(call, &Value::Vertex(d));
             self.validating.pop();
+            if r.is_ok() {
+                passed.push(i);
+            }
             if let Err(b) = r
                 && !b.is_incomplete()
             {
@@ -1491,6 +1495,14 @@ impl Runtime {
                 let b = Rc::new(bb);
                 self.vm(d).err = Some(b.clone());
                 return Some(b);
+            }
+        }
+        // A satisfied validator has done its work: the value is the struct or list alone.
+        for &i in passed.iter().rev() {
+            let vx = self.vm(d);
+            vx.constraints.remove(i);
+            if i < vx.cons_spans.len() {
+                vx.cons_spans.remove(i);
             }
         }
         None
