@@ -340,6 +340,14 @@ impl Runtime {
     pub(super) fn value_of(&mut self, w: VId) -> Value {
         self.evaluate(w);
         if self.v(w).status == Status::Evaluating {
+            // A node in progress that already has its concrete value resolves the cycle.
+            let wx = self.v(w);
+            if let Some(s) = &wx.scalar
+                && wx.err.is_none()
+                && !wx.is_disjunct
+            {
+                return s.clone();
+            }
             return Value::Bottom(Bottom::new(ErrCode::Cycle, "cyclic reference"));
         }
         let w = self.deref(w);

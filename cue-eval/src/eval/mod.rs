@@ -185,6 +185,9 @@ pub struct Vertex {
     pub default_mode: u8,
     /// A vertex evaluated for an inline expression; it has no path.
     pub anonymous: bool,
+    /// The [`Runtime::cycle_epoch`] at which this vertex ended with a cycle error; a later
+    /// epoch (some vertex of the cycle got its value meanwhile) evaluates it again.
+    pub cycle_epoch: u32,
     /// On a disjunct clone: the alternative chosen for each disjunction (by key).
     pub choices: Option<Rc<Vec<(u64, usize)>>>,
     /// On an intermediate clone: the disjunctions of the vertex still to be expanded, left
@@ -225,6 +228,7 @@ impl Vertex {
             is_disjunct: false,
             default_mode: 0,
             anonymous: false,
+            cycle_epoch: 0,
             choices: None,
             defer_disj: None,
             origin: None,
@@ -247,6 +251,12 @@ pub struct Runtime {
     pub depth: usize,
     /// Set when a limit was hit.
     pub aborted: Option<String>,
+    /// Incremented each time a vertex retries the conjuncts it postponed on a cycle, having
+    /// found a concrete value meanwhile (`X: b1, X: 5.0` with `b1` computed from `X`).
+    pub cycle_epoch: u32,
+    /// Conjuncts dropped because a cycle through a node further up could not resolve yet; they
+    /// are checked against their node's value once the outermost evaluation is done.
+    pub cycle_checks: Vec<(VId, Conjunct)>,
     /// Source texts by file id, for messages that quote an expression.
     pub sources: Vec<Rc<str>>,
     /// The source positions of the struct/list validators being run, so that a validator met
@@ -275,6 +285,8 @@ impl Runtime {
             packages: Vec::new(),
             depth: 0,
             aborted: None,
+            cycle_epoch: 0,
+            cycle_checks: Vec::new(),
             sources: Vec::new(),
             validating: Vec::new(),
         }

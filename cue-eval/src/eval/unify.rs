@@ -26,6 +26,9 @@ pub(super) struct NodeState {
     /// Embedded expressions, run once the node's own conjuncts have inserted their fields.
     embeds: std::collections::VecDeque<Conjunct>,
     dynamic: std::collections::VecDeque<(EnvRef, ir::Decl, CloseInfo)>,
+    /// Conjuncts whose value hit a reference cycle, retried once the node has a value.
+    postponed: Vec<(Conjunct, Rc<Bottom>)>,
+    retrying: bool,
 }
 
 /// The result of resolving a reference.
@@ -39,7 +42,16 @@ impl Runtime {
     /// themselves.
     pub fn evaluate(&mut self, v: VId) {
         if self.v(v).status != Status::Unprocessed {
-            return;
+            let vx = self.v(v);
+            let retry = vx.status == Status::Evaluated
+                && vx.cycle_epoch < self.cycle_epoch
+                && vx.arcs.is_empty()
+                && !vx.is_disjunct
+                && vx.err.as_ref().is_some_and(|e| e.code == ErrCode::Cycle);
+            if !retry {
+                return;
+            }
+            self.reset(v);
         }
         if self.depth > MAX_DEPTH || self.aborted.is_some() {
             let b = Bottom::eval("evaluation too deep (nesting or reference chain over the limit)");
@@ -53,6 +65,63 @@ impl Runtime {
         self.depth += 1;
         crate::stack::guard(|| self.evaluate_inner(v));
         self.depth -= 1;
+        if self.depth == 0 && !self.cycle_checks.is_empty() {
+            self.run_cycle_checks();
+        }
+    }
+
+    /// Checks the conjuncts that a cycle made us skip against the value their node settled on
+    /// (`b: a + 110, b: 200` with `a: b - 100` must still fail).
+    fn run_cycle_checks(&mut self) {
+        let checks = std::mem::take(&mut self.cycle_checks);
+        self.depth += 1;
+        for (v, c) in checks {
+            let Some(have) = self.v(v).scalar.clone() else {
+                continue;
+            };
+            if self.v(v).err.is_some() {
+                continue;
+            }
+            let l = self.prog.labels.string("");
+            let parent = self.v(v).parent;
+            let a = self.new_vertex(parent, l, ArcType::Member);
+            self.vm(a).anonymous = true;
+            self.vm(a).conjuncts.push(c);
+            self.evaluate(a);
+            let Some(got) = self.v(a).scalar.clone() else {
+                continue;
+            };
+            if self.v(a).err.is_some() || super::expr::scalar_eq(&got, &have) {
+                continue;
+            }
+            let msg = format!(
+                "conflicting values {} and {}",
+                self.value_text(&got),
+                self.value_text(&have)
+            );
+            let mut spans: Vec<Span> = Vec::new();
+            for c in &self.v(v).conjuncts {
+                let sp = match c.x {
+                    CExpr::Expr(e) => self.prog.span(e),
+                    _ => c.span,
+                };
+                if sp != Span::default() && !spans.contains(&sp) {
+                    spans.push(sp);
+                }
+            }
+            self.set_err(
+                v,
+                Rc::new(Bottom {
+                    code: ErrCode::Eval,
+                    msg,
+                    spans,
+                    child: false,
+                    at: None,
+                }),
+            );
+        }
+        self.depth -= 1;
+        self.cycle_checks.clear();
     }
 
     fn evaluate_inner(&mut self, v: VId) {
@@ -63,6 +132,9 @@ impl Runtime {
             self.add_conjunct(v, &mut st, c);
         }
         self.run_tasks(v, &mut st);
+        if !st.postponed.is_empty() {
+            self.retry_postponed(v, &mut st);
+        }
         if !st.disjs.is_empty() {
             self.expand_disjunctions(v, st);
         } else {
@@ -70,6 +142,37 @@ impl Runtime {
             self.check_closed(v);
         }
         self.vm(v).status = Status::Evaluated;
+    }
+
+    /// Retries the conjuncts that met a reference cycle: with a concrete value found meanwhile,
+    /// a reference back to this node now gives that value (the cycle resolves); without one,
+    /// the cycle error stands.
+    fn retry_postponed(&mut self, v: VId, st: &mut NodeState) {
+        let postponed = std::mem::take(&mut st.postponed);
+        // A value chosen by a disjunction does not resolve a cycle (`a1: *0 | 1, a1: a3 - a2`).
+        let has_value =
+            self.v(v).scalar.is_some() && self.v(v).err.is_none() && !self.v(v).is_disjunct;
+        if !has_value {
+            for (_, b) in postponed {
+                self.set_err(v, b);
+            }
+            if self
+                .v(v)
+                .err
+                .as_ref()
+                .is_some_and(|e| e.code == ErrCode::Cycle)
+            {
+                self.vm(v).cycle_epoch = self.cycle_epoch;
+            }
+            return;
+        }
+        self.cycle_epoch += 1;
+        st.retrying = true;
+        for (c, _) in postponed {
+            self.add_conjunct(v, st, c);
+        }
+        self.run_tasks(v, st);
+        st.retrying = false;
     }
 
     /// Runs dynamic fields and comprehensions until none is left.
@@ -643,6 +746,15 @@ impl Runtime {
     ) {
         match val {
             Value::Top => self.vm(v).has_top = true,
+            Value::Bottom(b) if b.code == ErrCode::Cycle => {
+                // Retrying with a concrete value, a cycle that is still unresolved (it goes
+                // through a node being evaluated further up) resolves to that value.
+                if !st.retrying {
+                    st.postponed.push((c.clone(), b));
+                } else if self.cycle_checks.len() < 10_000 {
+                    self.cycle_checks.push((v, c.clone()));
+                }
+            }
             Value::Bottom(b) => {
                 let b = if b.spans.is_empty() && span != Span::default() {
                     let mut bb = (*b).clone();

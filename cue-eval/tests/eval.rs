@@ -1,0 +1,50 @@
+//! Golden tests of the evaluator: every `testdata/eval/NAME.cue` is exported as JSON and
+//! compared with `NAME.out` (the JSON, or the error text when the export fails). The inputs
+//! are small programs written for this repository, one behaviour each; the shared conformance
+//! corpus is measured separately by the `conformance` crate.
+//!
+//! `UPDATE_GOLDEN=1 cargo test -p cue-eval --test eval` rewrites the `.out` files.
+
+use std::path::Path;
+
+use cue_eval::eval::api::{Instance, format_errors};
+
+fn export(name: &str, src: &str) -> String {
+    match Instance::from_sources(&[(name.to_string(), src.to_string())]) {
+        Ok(mut inst) => match inst.export_json() {
+            Ok(json) => json,
+            Err(e) => e,
+        },
+        Err(errs) => format_errors(&errs),
+    }
+}
+
+#[test]
+fn golden_exports() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/eval");
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("testdata/eval exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cue"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no .cue files in {}", dir.display());
+    let mut failures = Vec::new();
+    for path in names {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let got = export(&name, &src);
+        let out = path.with_extension("out");
+        if update {
+            std::fs::write(&out, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&out)
+            .unwrap_or_else(|_| panic!("missing {}; run with UPDATE_GOLDEN=1", out.display()));
+        if got != want {
+            failures.push(format!("{name}:\n--- want\n{want}\n--- got\n{got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
