@@ -672,6 +672,8 @@ fn predeclared(name: &str) -> Option<Expr> {
     };
     Some(match name {
         "_" => Expr::Top,
+        // CUE's test hook that turns off structure sharing: a no-op here, as `_`.
+        "__no_sharing" => Expr::Top,
         "null" => Expr::Null,
         "true" => Expr::Bool(true),
         "false" => Expr::Bool(false),
