@@ -8,6 +8,9 @@
 //!
 //! The evaluation checks ([`export`], with the inline `@test` assertions of [`inline`]) do not
 //! depend on any evaluator: they drive an [`engine::Engine`], chosen by [`engine::selected`].
+//!
+//! The Timoni module check ([`timoni`]) loads each module with `cue_eval::load` and exports it
+//! as the oracle did, plain and with Timoni's schema overlay.
 
 pub mod corpus;
 pub mod cue_engine;
@@ -18,4 +21,5 @@ pub mod json;
 pub mod oracle;
 pub mod parse;
 pub mod ratchet;
+pub mod timoni;
 pub mod txtar;

@@ -6,6 +6,7 @@
 //! layout) and [`diagnostic`] (miette reports with file, line and column).
 
 pub mod ast;
+pub mod decode;
 pub mod diagnostic;
 pub mod dump;
 pub mod encode;
@@ -13,6 +14,7 @@ pub mod eval;
 pub mod format;
 pub mod lexer;
 pub mod literal;
+pub mod load;
 pub mod num;
 mod parser;
 pub mod source;

@@ -87,8 +87,50 @@ fn a_missing_file_is_one_clear_error() {
 }
 
 #[test]
-fn tags_are_not_supported_yet() {
+fn an_unknown_tag_is_an_error() {
     insta::assert_snapshot!(cue("ok", &["export", "-t", "env=prod"]));
+}
+
+#[test]
+fn export_loads_a_module_with_imports_tags_and_if() {
+    insta::assert_snapshot!(cue(
+        "module",
+        &["export", "-e", "timoni.apply", "-t", "name=demo", "./"]
+    ));
+    insta::assert_snapshot!(
+        "export_loads_a_module_debug",
+        cue(
+            "module",
+            &[
+                "export",
+                "-e",
+                "values",
+                "-t",
+                "name=demo",
+                "-t",
+                "debug",
+                "./"
+            ]
+        )
+    );
+}
+
+#[test]
+fn typed_tags_check_their_value() {
+    insta::assert_snapshot!(cue(
+        "module",
+        &["export", "-t", "name=demo", "-t", "replicas=x", "./"]
+    ));
+}
+
+#[test]
+fn vet_checks_every_document_of_a_data_file() {
+    insta::assert_snapshot!(cue("data", &["vet", "schema.cue", "ok.yaml"]));
+}
+
+#[test]
+fn export_unifies_a_json_file_with_the_schema() {
+    insta::assert_snapshot!(cue("data", &["export", "schema.cue", "good.json"]));
 }
 
 #[test]

@@ -9,6 +9,11 @@
 //! through the selected engine (`conformance::engine::selected`, the one line to change when an
 //! evaluator is wired in) and prints the export verdicts and the inline `@test` assertion
 //! figures per directory, the acceptance percentages and the ratchet's verdict.
+//!
+//! `cargo run -p conformance --release -- timoni [--verbose]` loads every Timoni module of the
+//! corpus with `cue_eval::load`, exports `timoni.apply` as `expected.json` and
+//! `expected-build.json` say (the latter with the `timoni.schema.cue` overlay), and prints a row
+//! per module, the figures and the ratchet's verdict.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +23,7 @@ use clap::{Args, Parser, Subcommand};
 use conformance::corpus::{self, Corpus};
 use conformance::parse::{self, FormatOutcome, LineDiff, ParseOutcome, Population};
 use conformance::ratchet::{self, Ratchet};
-use conformance::{engine, export};
+use conformance::{engine, export, timoni};
 
 #[derive(Parser)]
 #[command(about = "Conformance runners over the shared CUE/Timoni corpus")]
@@ -33,6 +38,8 @@ enum Command {
     Parse(ParseArgs),
     /// Export every CUE case with the selected engine and check its inline @test assertions.
     Export(ExportArgs),
+    /// Load and export every Timoni module (plain and with the schema overlay) and compare.
+    Timoni(TimoniArgs),
 }
 
 /// Options every check shares.
@@ -73,6 +80,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Parse(args) => run_parse(&args),
         Command::Export(args) => run_export(&args),
+        Command::Timoni(args) => run_timoni(&args),
     }
 }
 
@@ -611,4 +619,105 @@ fn print_reason_counts<'a>(title: &str, reasons: impl Iterator<Item = &'a str>) 
             if reason.is_empty() { "(none)" } else { reason }
         );
     }
+}
+
+#[derive(Args)]
+struct TimoniArgs {
+    #[command(flatten)]
+    common: Common,
+}
+
+fn run_timoni(args: &TimoniArgs) -> ExitCode {
+    let common = &args.common;
+    let root = match &common.corpus {
+        Some(dir) if corpus::looks_like_corpus(dir) => dir.clone(),
+        Some(dir) => {
+            eprintln!("error: {} is not a conformance corpus", dir.display());
+            return ExitCode::from(2);
+        }
+        None => match corpus::locate() {
+            Ok(l) => l.root,
+            Err(e) => {
+                println!("SKIPPED: {e}");
+                return ExitCode::SUCCESS;
+            }
+        },
+    };
+    let options = timoni::Options {
+        timeout: Duration::from_secs(common.timeout),
+        filter: common.filter.clone(),
+    };
+    let report = match timoni::run(&root, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let word = |o: &timoni::Outcome| match o {
+        timoni::Outcome::Exact => "exact".to_owned(),
+        timoni::Outcome::ValueOnly => "value (key order differs)".to_owned(),
+        timoni::Outcome::Wrong => "wrong value".to_owned(),
+        timoni::Outcome::Error(e) => format!("error: {}", e.lines().next().unwrap_or("")),
+        timoni::Outcome::TimedOut => "timed out".to_owned(),
+        timoni::Outcome::Missing => "no expectation".to_owned(),
+    };
+    println!("timoni modules: {}", root.join("timoni").display());
+    for m in &report.modules {
+        println!(
+            "  {:<24} plain: {} ({:.1?}); build: {} ({:.1?})",
+            m.name,
+            word(&m.plain),
+            m.plain_time,
+            word(&m.build),
+            m.build_time
+        );
+        if common.verbose {
+            for o in [&m.plain, &m.build] {
+                if let timoni::Outcome::Error(e) = o {
+                    for line in e.lines().skip(1).take(20) {
+                        println!("      {line}");
+                    }
+                }
+            }
+        }
+    }
+    let f = report.figures();
+    println!(
+        "plain: {}/{} exact, {}/{} value; build: {}/{} exact, {}/{} value",
+        f.plain_exact,
+        f.files,
+        f.plain_value,
+        f.files,
+        f.build_exact,
+        f.files,
+        f.build_value,
+        f.files
+    );
+    if common.filter.is_some() {
+        println!("ratchet: not checked (--filter is set)");
+        return ExitCode::SUCCESS;
+    }
+    let named = f.named();
+    match Ratchet::load(&ratchet::default_path()).map(|r| r.check("timoni", &named)) {
+        Err(e) => println!("ratchet: cannot read: {e}"),
+        Ok(o) => {
+            if let Some(reason) = &o.skipped {
+                println!("ratchet: not checked: {reason}");
+            }
+            for fl in &o.failures {
+                println!("ratchet FAIL: {fl}");
+            }
+            for h in &o.hints {
+                println!("ratchet hint: {h}");
+            }
+            if o.passed() && o.skipped.is_none() {
+                println!("ratchet: all floors hold");
+            }
+            if common.ratchet && !o.passed() {
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }

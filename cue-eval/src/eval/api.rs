@@ -22,6 +22,14 @@ pub struct EvalError {
     pub positions: Vec<(String, usize, usize)>,
 }
 
+/// A source file parsed by a loader: its name (as positions print it), its text and its tree.
+#[derive(Clone, Debug)]
+pub struct ParsedSource {
+    pub name: String,
+    pub text: String,
+    pub ast: crate::ast::File,
+}
+
 /// Gives the files (name, text) of an imported package by import path.
 pub type Loader<'a> = dyn FnMut(&str) -> Result<Vec<(String, String)>, String> + 'a;
 
@@ -79,6 +87,69 @@ impl Instance {
             inst.compile_errors.extend(errors);
         }
         Ok(inst)
+    }
+
+    /// Builds an instance from files already parsed (and transformed) by a loader, such as
+    /// [`crate::load`]: `files[i]` must have been parsed with `FileId(i)`. `main` lists the files
+    /// of the instance's package; `imports` gives, for each import path as written in the sources
+    /// (`"k8s.io/api/core/v1"`, `"a.com/b:c"`), the files of that package. Standard-library
+    /// imports need no entry. Each package is compiled and evaluated once.
+    pub fn from_parsed(
+        files: Vec<ParsedSource>,
+        main: &[usize],
+        imports: &std::collections::BTreeMap<String, Vec<usize>>,
+    ) -> Result<Instance, Vec<EvalError>> {
+        let mut rt = Runtime::new();
+        let mut sfs = Vec::with_capacity(files.len());
+        let mut asts = Vec::with_capacity(files.len());
+        for f in files {
+            rt.sources.push(Rc::from(f.text.as_str()));
+            sfs.push(SourceFile::new(f.name, f.text));
+            asts.push(f.ast);
+        }
+        let refs: Vec<&crate::ast::File> = main.iter().filter_map(|&i| asts.get(i)).collect();
+        let ids = compile::compile_package(&mut rt.prog, &refs);
+        let root = Instance::package_root(&mut rt, ids);
+        let mut inst = Instance {
+            rt,
+            root,
+            files: sfs,
+            compile_errors: Vec::new(),
+            compiled_errors_seen: 0,
+        };
+        let mut i = 0;
+        while i < inst.rt.prog.imports.len() {
+            let path = inst.rt.prog.imports[i].clone();
+            if inst.rt.packages.len() <= i {
+                inst.rt.packages.resize(i + 1, None);
+            }
+            if let Some(list) = imports.get(&path) {
+                let refs: Vec<&crate::ast::File> =
+                    list.iter().filter_map(|&f| asts.get(f)).collect();
+                let ids = compile::compile_package(&mut inst.rt.prog, &refs);
+                let root = Instance::package_root(&mut inst.rt, ids);
+                inst.rt.packages[i] = Some(root);
+            }
+            i += 1;
+        }
+        inst.collect_compile_errors();
+        Ok(inst)
+    }
+
+    /// A root vertex holding the struct literals of a compiled package.
+    fn package_root(rt: &mut Runtime, ids: Vec<StructId>) -> VId {
+        let root_label = rt.prog.labels.string("");
+        let root = rt.new_vertex(None, root_label, ArcType::Member);
+        for id in ids {
+            let span = rt.prog.structs[id as usize].span;
+            rt.vm(root).conjuncts.push(Conjunct {
+                env: None,
+                x: CExpr::Struct(id),
+                ci: CloseInfo::default(),
+                span,
+            });
+        }
+        root
     }
 
     /// Evaluates a standalone CUE expression in this instance's runtime (so that its vertex

@@ -1,18 +1,22 @@
 //! `timoni cue …`: the everyday commands of the `cue` tool (`export`, `eval`, `vet`, `fmt`) on
 //! our own evaluator, with `cue`'s output, error text and exit codes (0 ok, 1 error).
 //!
-//! Every command takes CUE files, evaluated as one package in the order given, or a directory,
-//! whose `.cue` files are taken in name order; the default is the current directory.
+//! Every command takes a package directory (`./`, `./dir:pkg`; the default is the current
+//! directory) loaded as `cue` loads it (module root, imports from the module and `cue.mod`,
+//! `@if`, `@tag` with `-t`, `@embed`), or CUE files evaluated as one package in the order given,
+//! plus data files (`.json`, `.yaml`): `export` and `eval` unify them with the package, `vet`
+//! checks each document against it.
 
 mod eval;
 mod export;
 mod vet;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use cue_eval::eval::api::{EvalError, Instance, format_errors};
+use cue_eval::load::{self, Build, Config};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -44,67 +48,67 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The inputs every command takes.
 #[derive(clap::Args, Debug)]
 struct Inputs {
-    /// CUE files, evaluated as one package in this order, or a directory (its `.cue` files in
-    /// name order). Defaults to the current directory.
-    paths: Vec<PathBuf>,
-    /// Set the value of a `@tag(key)` attribute.
+    /// A package directory (`./`, `./dir`, `./dir:pkg`; the default is the current directory),
+    /// or CUE files evaluated as one package in this order, plus data files (`.json`, `.yaml`,
+    /// `.yml`).
+    paths: Vec<String>,
+    /// Set the value of a `@tag(key)` attribute (`key=value`), or a shorthand or `@if` tag.
     #[arg(short = 't', long = "inject", value_name = "KEY=VALUE")]
     tags: Vec<String>,
+    /// Inject the tag variables (`@tag(x, var=now|os|arch|cwd|username|hostname|rand)`).
+    #[arg(short = 'T', long = "inject-vars")]
+    inject_vars: bool,
 }
 
 impl Inputs {
-    /// Reads and compiles the package; `Err` inside is what `cue` reports for sources that do not
-    /// parse.
+    /// Loads the files of the instance (the module, its imports, the data files), with tags
+    /// injected.
+    fn build(&self) -> anyhow::Result<Result<Build, Vec<EvalError>>> {
+        let cwd = std::env::current_dir().context("working directory")?;
+        let mut cfg = Config::new(&cwd);
+        cfg.tags = self.tags.clone();
+        if self.inject_vars {
+            cfg.inject_default_vars();
+        }
+        Ok(load::load(&cfg, &self.paths).map_err(|e| vec![e.to_eval_error()]))
+    }
+
+    /// Loads and compiles the package, with the data files unified into it; `Err` inside is
+    /// what `cue` reports for inputs that do not load or parse.
     fn load(&self) -> anyhow::Result<Result<Instance, Vec<EvalError>>> {
-        if !self.tags.is_empty() {
-            bail!("tags are not supported yet");
-        }
-        let paths = if self.paths.is_empty() {
-            vec![PathBuf::from(".")]
-        } else {
-            self.paths.clone()
+        let mut build = match self.build()? {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(e)),
         };
-        let mut sources = Vec::new();
-        for p in &paths {
-            for file in cue_files(p)? {
-                let text =
-                    std::fs::read_to_string(&file).with_context(|| file.display().to_string())?;
-                sources.push((file.display().to_string(), text));
-            }
+        if let Err(e) = build.merge_data_files() {
+            return Ok(Err(vec![e.to_eval_error()]));
         }
-        if sources.is_empty() {
-            bail!("no CUE files in {}", paths[0].display());
-        }
-        Ok(Instance::from_sources(&sources))
+        Ok(build.into_instance())
     }
 }
 
-/// A file as given, or the `.cue` files of a directory in name order (not recursive; names that
-/// start with `.` or `_` are skipped, as `cue` does).
-fn cue_files(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let meta = std::fs::metadata(p).with_context(|| p.display().to_string())?;
-    if !meta.is_dir() {
-        return Ok(vec![p.to_path_buf()]);
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(p).with_context(|| p.display().to_string())? {
-        let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.extension().is_some_and(|e| e == "cue")
-            && !name.starts_with(['.', '_'])
-            && path.is_file()
-        {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
-}
-
-/// Prints errors as `cue` does and fails.
+/// Prints errors as `cue` does (positions relative to the working directory) and fails.
 fn fail(errs: &[EvalError]) -> ExitCode {
-    eprint!("{}", format_errors(errs));
+    eprint!("{}", format_errors(&relative_positions(errs)));
     ExitCode::FAILURE
+}
+
+/// Positions in files below the working directory as `./rel/path`, as `cue` prints them.
+fn relative_positions(errs: &[EvalError]) -> Vec<EvalError> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let prefix = format!("{}/", cwd.display());
+    errs.iter()
+        .map(|e| {
+            let mut e = e.clone();
+            for (f, _, _) in &mut e.positions {
+                if let Ok(rel) = Path::new(f.as_str()).strip_prefix(&cwd) {
+                    *f = format!("./{}", rel.display());
+                }
+            }
+            e.msg = e.msg.replace(&prefix, "./");
+            e
+        })
+        .collect()
 }
 
 /// Splits `-e` selections (`a.b."c-d"`) into labels.

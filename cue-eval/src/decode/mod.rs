@@ -1,0 +1,177 @@
+//! Input decoders: JSON and YAML text to concrete CUE data ([`crate::encode::Data`]), as CUE
+//! v0.17.1 reads data files and as `json.Unmarshal` / `yaml.Unmarshal` decode their argument.
+//!
+//! * [`json`]: one JSON value; numbers keep their CUE spelling (`1.50` stays `1.50`), object
+//!   keys keep their order, duplicate keys must agree (CUE unifies them).
+//! * [`yaml`]: a YAML stream, one [`Data`] per document, with the scalar resolution of Go's
+//!   `yaml.v3` as CUE's YAML decoder applies it (YAML 1.2 core schema: `yes`/`no` are strings,
+//!   `0x1F` is 31, `~` is null, timestamps stay strings), anchors, aliases and `<<` merge keys.
+//! * [`utf8`]: bytes to text, with the line and column of the first invalid byte.
+//! * [`to_cue_source`]: data back to CUE source text, to load a data file as a CUE value.
+//!
+//! Every decoder is bounded by [`Limits`]: input size, node count (an alias-expansion bomb ends
+//! in an error instead of exhausting memory) and nesting depth (no recursion on the input).
+
+mod cue;
+mod json;
+mod yaml;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+pub use crate::encode::{Data, Field};
+pub use cue::{to_cue_expr, to_cue_source, write_string as write_cue_string};
+
+/// Why a decoder refused its input. `line` and `column` are 1-based (columns in bytes); both are
+/// 0 when the error has no position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    pub msg: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl DecodeError {
+    /// An error at a position.
+    pub fn at(line: usize, column: usize, msg: impl Into<String>) -> DecodeError {
+        DecodeError {
+            msg: msg.into(),
+            line,
+            column,
+        }
+    }
+
+    /// An error without a position.
+    pub fn new(msg: impl Into<String>) -> DecodeError {
+        DecodeError::at(0, 0, msg)
+    }
+
+    /// The error prefixed with a file name: `file:line:col: msg`.
+    pub fn in_file(&self, file: &str) -> String {
+        if self.line == 0 {
+            format!("{file}: {}", self.msg)
+        } else {
+            format!("{file}:{}:{}: {}", self.line, self.column, self.msg)
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            f.write_str(&self.msg)
+        } else {
+            write!(f, "{}:{}: {}", self.line, self.column, self.msg)
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Bounds on what a decoder accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest input, in bytes.
+    pub max_bytes: usize,
+    /// Most values (scalars, lists, structs) in the result, aliases expanded.
+    pub max_nodes: usize,
+    /// Deepest nesting of lists and structs.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    /// 64 MiB of input, 8 million values, 1,000 levels.
+    fn default() -> Limits {
+        Limits {
+            max_bytes: 64 << 20,
+            max_nodes: 8_000_000,
+            max_depth: 1000,
+        }
+    }
+}
+
+impl Limits {
+    fn check_size(&self, kind: &str, len: usize) -> Result<(), DecodeError> {
+        if len > self.max_bytes {
+            return Err(DecodeError::new(format!(
+                "{kind} input of {len} bytes exceeds the limit of {} bytes",
+                self.max_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Decodes one JSON value with the default [`Limits`].
+pub fn json(text: &str) -> Result<Data, DecodeError> {
+    json_with_limits(text, &Limits::default())
+}
+
+/// Decodes one JSON value.
+pub fn json_with_limits(text: &str, limits: &Limits) -> Result<Data, DecodeError> {
+    limits.check_size("JSON", text.len())?;
+    json::parse(text, limits)
+}
+
+/// Checks that `text` is one valid JSON value (the `json.Valid` of Go), without building it.
+pub fn json_valid(text: &str) -> Result<(), DecodeError> {
+    json::parse(
+        text,
+        &Limits {
+            max_bytes: usize::MAX,
+            max_nodes: usize::MAX,
+            max_depth: 10_000,
+        },
+    )
+    .map(|_| ())
+}
+
+/// Decodes a YAML stream with the default [`Limits`]: one value per document (an empty stream
+/// gives none).
+pub fn yaml(text: &str) -> Result<Vec<Data>, DecodeError> {
+    yaml_with_limits(text, &Limits::default())
+}
+
+/// Decodes a YAML stream.
+pub fn yaml_with_limits(text: &str, limits: &Limits) -> Result<Vec<Data>, DecodeError> {
+    limits.check_size("YAML", text.len())?;
+    yaml::parse(text, limits)
+}
+
+/// Bytes to text: a clear error with the position of the first byte that is not UTF-8.
+pub fn utf8(bytes: &[u8]) -> Result<&str, DecodeError> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+            let col = good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+            Err(DecodeError::at(
+                line,
+                col,
+                format!(
+                    "invalid UTF-8 (byte 0x{:02x} at offset {})",
+                    bytes[e.valid_up_to()],
+                    e.valid_up_to()
+                ),
+            ))
+        }
+    }
+}
+
+/// The canonical spelling of a number literal (as CUE's JSON output spells it) and whether it
+/// is a float, or `None` when `text` is not a CUE number literal.
+fn number(text: &str) -> Option<Data> {
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (n, kind) = crate::num::Num::parse_literal(body).ok()?;
+    let n = if neg { n.neg() } else { n };
+    Some(Data::Number {
+        text: n.to_g_string(),
+        float: kind == crate::num::NumKind::Float,
+    })
+}

@@ -1,0 +1,78 @@
+//! The loader's view of the file system: the disk (symlinks followed) with an in-memory
+//! overlay of files that replace or add to it, by absolute path.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::LoadError;
+
+pub(super) struct Fs {
+    overlay: BTreeMap<PathBuf, String>,
+}
+
+impl Fs {
+    pub(super) fn new(overlay: BTreeMap<PathBuf, String>) -> Fs {
+        Fs { overlay }
+    }
+
+    fn overlay_has_dir(&self, p: &Path) -> bool {
+        self.overlay.keys().any(|k| k.starts_with(p) && k != p)
+    }
+
+    pub(super) fn exists(&self, p: &Path) -> bool {
+        self.overlay.contains_key(p) || self.overlay_has_dir(p) || p.exists()
+    }
+
+    pub(super) fn is_dir(&self, p: &Path) -> bool {
+        !self.overlay.contains_key(p) && (self.overlay_has_dir(p) || p.is_dir())
+    }
+
+    pub(super) fn is_file(&self, p: &Path) -> bool {
+        self.overlay.contains_key(p) || p.is_file()
+    }
+
+    pub(super) fn read_bytes(&self, p: &Path) -> Result<Vec<u8>, LoadError> {
+        if let Some(t) = self.overlay.get(p) {
+            return Ok(t.as_bytes().to_vec());
+        }
+        std::fs::read(p).map_err(|e| LoadError::new(format!("{}: {e}", p.display())))
+    }
+
+    pub(super) fn read(&self, p: &Path) -> Result<String, LoadError> {
+        let bytes = self.read_bytes(p)?;
+        match String::from_utf8(bytes) {
+            Ok(s) => Ok(s),
+            Err(e) => {
+                let bytes = e.into_bytes();
+                Err(LoadError::new(
+                    crate::decode::utf8(&bytes)
+                        .err()
+                        .map(|e| e.in_file(&p.display().to_string()))
+                        .unwrap_or_default(),
+                ))
+            }
+        }
+    }
+
+    /// The entries of a directory (name, path), sorted by name, overlay files included.
+    pub(super) fn list(&self, dir: &Path) -> Result<Vec<(String, PathBuf)>, LoadError> {
+        let mut out: BTreeMap<String, PathBuf> = BTreeMap::new();
+        if dir.is_dir() {
+            let rd = std::fs::read_dir(dir)
+                .map_err(|e| LoadError::new(format!("{}: {e}", dir.display())))?;
+            for entry in rd {
+                let entry = entry.map_err(|e| LoadError::new(format!("{}: {e}", dir.display())))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                out.insert(name, entry.path());
+            }
+        }
+        for k in self.overlay.keys() {
+            if k.parent() == Some(dir)
+                && let Some(name) = k.file_name()
+            {
+                out.insert(name.to_string_lossy().into_owned(), k.clone());
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+}

@@ -1,0 +1,915 @@
+//! The package loader: what `cue export ./dir` does before evaluation, as CUE v0.17.1's
+//! `cue/load` does it.
+//!
+//! * **Module root**: the nearest directory at or above the working directory holding
+//!   `cue.mod` (a directory with `module.cue`, or a legacy `cue.mod` file or bare directory).
+//!   The module path comes from `module: "..."` in `cue.mod/module.cue`.
+//! * **Packages**: a directory's `.cue` files of one package, in name order (`_*`, `.*`,
+//!   `*_test.cue` and `*_tool.cue` skipped, files of other packages ignored; several packages in
+//!   one directory need `./dir:pkg`), then the files of the same package in each parent
+//!   directory up to the module root (or up to `cue.mod/{gen,pkg,usr}`).
+//! * **Imports**: from sub-directories of the module (by module path), and from
+//!   `cue.mod/gen`, `cue.mod/pkg` and `cue.mod/usr`, merged as one package; `:pkg` qualifiers;
+//!   symlinks followed; each package loaded once; cycles reported with the cycle; a missing
+//!   package names the directories searched.
+//! * **Overlay**: files replaced or added in memory by absolute path ([`Config::overlay`]).
+//! * **Attributes**: `@if(expr)` and `@ignore()` file attributes select files; `@tag` fields get
+//!   the `-t` values ([`tags`]); `@extern(embed)` files get their `@embed` fields ([`embed`]).
+//!   Both are syntax-tree transformations before compilation: the field's value `v` becomes
+//!   `v & <literal>`, so the evaluator needs nothing special.
+//! * **Data files**: `.json`, `.yaml`, `.yml` arguments decode to [`Data`] ([`crate::decode`]).
+//!
+//! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]).
+
+pub mod attr;
+pub mod buildattr;
+pub mod embed;
+mod fs;
+pub mod tags;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::ast::{self, FileId};
+use crate::decode::{self, Data, Limits};
+use crate::eval::api::{EvalError, Instance, ParsedSource};
+use crate::source::SourceFile;
+
+pub use attr::{AttrArg, Attribute};
+use fs::Fs;
+
+/// How to load.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// The working directory (relative arguments are resolved against it, and the module root
+    /// is searched from it). Empty means the process's current directory.
+    pub dir: PathBuf,
+    /// `-t` arguments: `key=value` for `@tag(key)`, `name` for a shorthand or an `@if` tag.
+    pub tags: Vec<String>,
+    /// Tag variables (`@tag(x, var=name)`) used when `x` is not set by `-t`.
+    pub tag_vars: BTreeMap<String, String>,
+    /// Files replaced or added in memory, by path (relative paths are resolved against `dir`).
+    pub overlay: BTreeMap<PathBuf, String>,
+    /// Bounds for data files and embedded files.
+    pub limits: Option<Limits>,
+}
+
+impl Config {
+    /// A configuration for the working directory `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Config {
+        Config {
+            dir: dir.into(),
+            ..Config::default()
+        }
+    }
+
+    /// The values CUE's `-T` (`--inject-vars`) gives tag variables: `now`, `os`, `arch`, `cwd`,
+    /// `username`, `hostname` and `rand`.
+    pub fn inject_default_vars(&mut self) {
+        let vars = tags::default_vars(&self.dir);
+        for (k, v) in vars {
+            self.tag_vars.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// A loading error: a message and the positions it concerns (`file`, line, column).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    pub msg: String,
+    pub positions: Vec<(String, usize, usize)>,
+}
+
+impl LoadError {
+    pub fn new(msg: impl Into<String>) -> LoadError {
+        LoadError {
+            msg: msg.into(),
+            positions: Vec::new(),
+        }
+    }
+
+    fn at(msg: impl Into<String>, file: &SourceFile, offset: u32) -> LoadError {
+        let (l, c) = file.line_col(offset as usize);
+        LoadError {
+            msg: msg.into(),
+            positions: vec![(file.name.clone(), l, c)],
+        }
+    }
+
+    /// As an evaluation error, to print with [`crate::eval::api::format_errors`].
+    pub fn to_eval_error(&self) -> EvalError {
+        EvalError {
+            path: String::new(),
+            code: crate::eval::value::ErrCode::Eval,
+            msg: self.msg.clone(),
+            positions: self.positions.clone(),
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.msg)?;
+        for (file, l, c) in &self.positions {
+            write!(f, "\n    {file}:{l}:{c}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// A parsed file of a build. `ast` was parsed with `FileId(index in Build::files)`.
+#[derive(Clone, Debug)]
+pub struct LoadedFile {
+    /// The absolute path (or the name given for a data file), as positions print it.
+    pub name: String,
+    pub text: String,
+    pub ast: ast::File,
+    /// Whether the file belongs to the main module (not `cue.mod/{gen,pkg,usr}`): tags and
+    /// `@if` apply to it.
+    pub in_main_module: bool,
+    /// Whether it was left out by `@if` or `@ignore` (kept so that file ids stay dense).
+    pub excluded: bool,
+}
+
+/// A data file given on the command line.
+#[derive(Clone, Debug)]
+pub struct DataFile {
+    pub name: String,
+    /// One value per document (JSON files have one).
+    pub docs: Vec<Data>,
+}
+
+/// Everything loaded for one instance.
+#[derive(Clone, Debug, Default)]
+pub struct Build {
+    pub module_root: Option<PathBuf>,
+    /// `module:` of `cue.mod/module.cue`, without a major-version suffix.
+    pub module_path: Option<String>,
+    /// The package name of the main instance (`None` for anonymous files).
+    pub package: Option<String>,
+    /// The directory of the main instance.
+    pub dir: PathBuf,
+    pub files: Vec<LoadedFile>,
+    /// The main instance's files (indices in `files`).
+    pub main: Vec<usize>,
+    /// Imported packages by import path as written, each with its files.
+    pub imports: BTreeMap<String, Vec<usize>>,
+    /// Data files given as arguments, in order.
+    pub data: Vec<DataFile>,
+}
+
+impl Build {
+    /// Adds a CUE source to the main instance (a data file converted to CUE, say).
+    pub fn add_main_source(&mut self, name: &str, text: String) -> Result<(), LoadError> {
+        let idx = self.push_source(name, text, true)?;
+        self.main.push(idx);
+        Ok(())
+    }
+
+    fn push_source(&mut self, name: &str, text: String, main: bool) -> Result<usize, LoadError> {
+        let idx = self.files.len();
+        let (ast, errs) = crate::parse(FileId(idx as u32), &text);
+        if let Some(e) = errs.first() {
+            let sf = SourceFile::new(name, text.as_str());
+            return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
+        }
+        self.files.push(LoadedFile {
+            name: name.to_string(),
+            text,
+            ast,
+            in_main_module: main,
+            excluded: false,
+        });
+        Ok(idx)
+    }
+
+    /// Adds the data files' documents to the main instance as CUE values, as `cue export`
+    /// does. A multi-document YAML file is an error here (`vet` checks documents one by one).
+    pub fn merge_data_files(&mut self) -> Result<(), LoadError> {
+        let data = std::mem::take(&mut self.data);
+        for d in &data {
+            match d.docs.as_slice() {
+                [doc] => self.add_main_source(&d.name, decode::to_cue_source(doc))?,
+                [] => {}
+                _ => {
+                    return Err(LoadError::new(format!(
+                        "{}: a stream of {} YAML documents cannot be merged into one value",
+                        d.name,
+                        d.docs.len()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The attributes of the fields at `path` in the main instance's files (syntactic: fields
+    /// written at that path, see [`attr::field_attributes`]).
+    pub fn attributes(&self, path: &[&str]) -> Vec<Attribute> {
+        let files: Vec<&ast::File> = self.main.iter().map(|&i| &self.files[i].ast).collect();
+        attr::field_attributes(&files, path)
+    }
+
+    /// Compiles the build into an evaluator instance.
+    pub fn instance(&self) -> Result<Instance, Vec<EvalError>> {
+        let files = self
+            .files
+            .iter()
+            .map(|f| ParsedSource {
+                name: f.name.clone(),
+                text: f.text.clone(),
+                ast: f.ast.clone(),
+            })
+            .collect();
+        Instance::from_parsed(files, &self.main, &self.imports)
+    }
+
+    /// Like [`Build::instance`], consuming the build (no copies of the sources).
+    pub fn into_instance(self) -> Result<Instance, Vec<EvalError>> {
+        let files = self
+            .files
+            .into_iter()
+            .map(|f| ParsedSource {
+                name: f.name,
+                text: f.text,
+                ast: f.ast,
+            })
+            .collect();
+        Instance::from_parsed(files, &self.main, &self.imports)
+    }
+}
+
+/// Loads the instance named by `args` (as `cue export ARGS...` does): a package directory
+/// (`.`, `./dir`, `./dir:pkg`; the default is `.`), or `.cue` files, plus any data files.
+pub fn load(cfg: &Config, args: &[String]) -> Result<Build, LoadError> {
+    let mut l = Loader::new(cfg)?;
+    l.load_args(args)?;
+    l.finish()
+}
+
+/// One module: its root and path.
+#[derive(Clone, Debug)]
+struct Module {
+    root: PathBuf,
+    path: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PkgState {
+    Loading,
+    Done,
+}
+
+struct Loader<'a> {
+    cfg: &'a Config,
+    cwd: PathBuf,
+    fs: Fs,
+    module: Option<Module>,
+    build: Build,
+    /// By import path: loading state.
+    state: HashMap<String, PkgState>,
+    /// The chain of packages being loaded, for cycle reports.
+    chain: Vec<String>,
+    build_tags: Vec<String>,
+    limits: Limits,
+    /// Files already parsed, by path.
+    parsed: HashMap<PathBuf, usize>,
+}
+
+/// Whether an import path names a standard-library package (no dot in its first element).
+pub fn is_std_path(path: &str) -> bool {
+    let p = path.split(':').next().unwrap_or(path);
+    let first = p.split('/').next().unwrap_or(p);
+    !first.contains('.')
+}
+
+/// Lexically cleaned path (`.` dropped, `..` applied), without touching the file system.
+fn clean(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+impl<'a> Loader<'a> {
+    fn new(cfg: &'a Config) -> Result<Loader<'a>, LoadError> {
+        let cwd = if cfg.dir.as_os_str().is_empty() {
+            std::env::current_dir()
+                .map_err(|e| LoadError::new(format!("working directory: {e}")))?
+        } else if cfg.dir.is_absolute() {
+            clean(&cfg.dir)
+        } else {
+            let here = std::env::current_dir()
+                .map_err(|e| LoadError::new(format!("working directory: {e}")))?;
+            clean(&here.join(&cfg.dir))
+        };
+        let overlay = cfg
+            .overlay
+            .iter()
+            .map(|(p, t)| (clean(&cwd.join(p)), t.clone()))
+            .collect();
+        let fs = Fs::new(overlay);
+        let build_tags = cfg
+            .tags
+            .iter()
+            .filter(|t| !t.contains('='))
+            .cloned()
+            .collect();
+        let mut l = Loader {
+            cfg,
+            cwd: cwd.clone(),
+            fs,
+            module: None,
+            build: Build::default(),
+            state: HashMap::new(),
+            chain: Vec::new(),
+            build_tags,
+            limits: cfg.limits.unwrap_or_default(),
+            parsed: HashMap::new(),
+        };
+        l.module = l.find_module(&cwd)?;
+        if let Some(m) = &l.module {
+            l.build.module_root = Some(m.root.clone());
+            l.build.module_path = m.path.clone();
+        }
+        Ok(l)
+    }
+
+    /// The nearest `cue.mod` at or above `dir`.
+    fn find_module(&mut self, dir: &Path) -> Result<Option<Module>, LoadError> {
+        let mut d = Some(dir);
+        while let Some(dir) = d {
+            let cm = dir.join("cue.mod");
+            if self.fs.exists(&cm) {
+                let file = if self.fs.is_dir(&cm) {
+                    cm.join("module.cue")
+                } else {
+                    cm.clone()
+                };
+                let path = if self.fs.is_file(&file) {
+                    let text = self.fs.read(&file)?;
+                    module_path(&file, &text)?
+                } else {
+                    None
+                };
+                return Ok(Some(Module {
+                    root: dir.to_path_buf(),
+                    path,
+                }));
+            }
+            d = dir.parent();
+        }
+        Ok(None)
+    }
+
+    fn load_args(&mut self, args: &[String]) -> Result<(), LoadError> {
+        let mut cue_files = Vec::new();
+        let mut dirs = Vec::new();
+        for a in args {
+            let lower = a.to_ascii_lowercase();
+            if lower.ends_with(".cue") {
+                cue_files.push(a.clone());
+            } else if lower.ends_with(".json")
+                || lower.ends_with(".yaml")
+                || lower.ends_with(".yml")
+            {
+                self.load_data_file(a)?;
+            } else if a == "-" {
+                return Err(LoadError::new(
+                    "reading from standard input is not supported",
+                ));
+            } else {
+                dirs.push(a.clone());
+            }
+        }
+        if dirs.is_empty() && cue_files.is_empty() && self.build.data.is_empty() {
+            dirs.push(".".to_string());
+        }
+        if !dirs.is_empty() && !cue_files.is_empty() {
+            return Err(LoadError::new(
+                "cannot mix .cue files and package directories in one instance",
+            ));
+        }
+        if dirs.len() > 1 {
+            return Err(LoadError::new(format!(
+                "only one package can be loaded at a time, got {}",
+                dirs.join(", ")
+            )));
+        }
+        if let Some(d) = dirs.first() {
+            let (dir, pkg) = split_qualifier(d);
+            let abs = clean(&self.cwd.join(dir));
+            if !self.fs.is_dir(&abs) {
+                return Err(LoadError::new(format!(
+                    "cannot find package {d:?}: directory {} does not exist",
+                    abs.display()
+                )));
+            }
+            self.build.dir = abs.clone();
+            let files = self.load_main_dir(&abs, pkg.as_deref(), d)?;
+            self.build.main = files;
+        } else if !cue_files.is_empty() {
+            self.build.dir = self.cwd.clone();
+            let mut pkg: Option<(String, String)> = None;
+            for f in &cue_files {
+                let abs = clean(&self.cwd.join(f));
+                let idx = self.parse_file(&abs, true)?;
+                let file = &self.build.files[idx];
+                if file.excluded {
+                    continue;
+                }
+                let name = file.ast.package_name().map(str::to_string);
+                if let Some(n) = &name {
+                    match &pkg {
+                        Some((p, first)) if p != n => {
+                            return Err(LoadError::new(format!(
+                                "found packages {p:?} ({first}) and {n:?} ({f}) in {:?}",
+                                self.cwd.display().to_string()
+                            )));
+                        }
+                        None => pkg = Some((n.clone(), f.clone())),
+                        _ => {}
+                    }
+                }
+                self.build.main.push(idx);
+            }
+            self.build.package = pkg.map(|p| p.0);
+        }
+        let main = self.build.main.clone();
+        self.load_imports_of(&main)?;
+        Ok(())
+    }
+
+    fn load_data_file(&mut self, arg: &str) -> Result<(), LoadError> {
+        let abs = clean(&self.cwd.join(arg));
+        let bytes = self.fs.read_bytes(&abs)?;
+        let text = decode::utf8(&bytes).map_err(|e| LoadError::new(e.in_file(arg)))?;
+        let lower = arg.to_ascii_lowercase();
+        let docs = if lower.ends_with(".json") {
+            vec![
+                decode::json_with_limits(text, &self.limits)
+                    .map_err(|e| LoadError::new(e.in_file(arg)))?,
+            ]
+        } else {
+            decode::yaml_with_limits(text, &self.limits)
+                .map_err(|e| LoadError::new(e.in_file(arg)))?
+        };
+        self.build.data.push(DataFile {
+            name: abs.display().to_string(),
+            docs,
+        });
+        Ok(())
+    }
+
+    /// Reads and parses one file, applying `@if`/`@ignore`; returns its index.
+    fn parse_file(&mut self, path: &Path, in_main_module: bool) -> Result<usize, LoadError> {
+        if let Some(&i) = self.parsed.get(path) {
+            return Ok(i);
+        }
+        let bytes = self.fs.read_bytes(path)?;
+        let name = path.display().to_string();
+        let text = match decode::utf8(&bytes) {
+            Ok(t) => t.to_string(),
+            Err(e) => return Err(LoadError::new(e.in_file(&name))),
+        };
+        let idx = self.build.files.len();
+        let (ast, errs) = crate::parse(FileId(idx as u32), &text);
+        let sf = SourceFile::new(name.clone(), text.as_str());
+        if let Some(e) = errs.first() {
+            return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
+        }
+        let excluded = self.excluded_by_build_attrs(&ast, &sf, in_main_module)?;
+        self.build.files.push(LoadedFile {
+            name,
+            text,
+            ast,
+            in_main_module,
+            excluded,
+        });
+        self.parsed.insert(path.to_path_buf(), idx);
+        Ok(idx)
+    }
+
+    /// `@if(expr)` and `@ignore()` before the package clause.
+    fn excluded_by_build_attrs(
+        &self,
+        f: &ast::File,
+        sf: &SourceFile,
+        in_main_module: bool,
+    ) -> Result<bool, LoadError> {
+        let mut seen_if = false;
+        let mut excluded = false;
+        for d in &f.decls {
+            match d {
+                ast::Decl::Attribute(a) => match a.name() {
+                    "if" => {
+                        if seen_if {
+                            return Err(LoadError::at("multiple @if attributes", sf, a.span.start));
+                        }
+                        seen_if = true;
+                        let tags = &self.build_tags;
+                        let is_set = |n: &str| in_main_module && tags.iter().any(|t| t == n);
+                        let keep = buildattr::eval_if(a.body(), &is_set)
+                            .map_err(|m| LoadError::at(m, sf, a.span.start))?;
+                        if !keep {
+                            excluded = true;
+                        }
+                    }
+                    "ignore" => excluded = true,
+                    _ => {}
+                },
+                ast::Decl::Package(_) => break,
+                _ => break,
+            }
+        }
+        Ok(excluded)
+    }
+
+    /// The `.cue` files of directory `dir` that may belong to a package, sorted by name.
+    fn candidate_files(&mut self, dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+        let mut out = Vec::new();
+        for (name, path) in self.fs.list(dir)? {
+            if !name.ends_with(".cue")
+                || name.starts_with(['.', '_'])
+                || name.ends_with("_test.cue")
+                || name.ends_with("_tool.cue")
+            {
+                continue;
+            }
+            if self.fs.is_file(&path) {
+                out.push(path);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parses the candidate files of `dir`, returning (index, package name) of those kept.
+    fn dir_files(
+        &mut self,
+        dir: &Path,
+        in_main_module: bool,
+    ) -> Result<Vec<(usize, Option<String>)>, LoadError> {
+        let mut out = Vec::new();
+        for p in self.candidate_files(dir)? {
+            let idx = self.parse_file(&p, in_main_module)?;
+            let f = &self.build.files[idx];
+            if !f.excluded {
+                out.push((idx, f.ast.package_name().map(str::to_string)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The main package of directory `dir`, with the same package's files of its parent
+    /// directories up to the module root.
+    fn load_main_dir(
+        &mut self,
+        dir: &Path,
+        pkg: Option<&str>,
+        arg: &str,
+    ) -> Result<Vec<usize>, LoadError> {
+        if let Some(m) = &self.module {
+            let cm = m.root.join("cue.mod");
+            if dir.starts_with(&cm)
+                && !["gen", "pkg", "usr"]
+                    .iter()
+                    .any(|s| dir.starts_with(cm.join(s)))
+            {
+                return Err(LoadError::new(format!(
+                    "cannot load package {arg:?}: it is inside the cue.mod directory"
+                )));
+            }
+        }
+        let files = self.dir_files(dir, true)?;
+        let name = match pkg {
+            Some(p) => p.to_string(),
+            None => {
+                let mut names: Vec<(&str, usize)> = Vec::new();
+                for (idx, n) in &files {
+                    if let Some(n) = n
+                        && !names.iter().any(|(x, _)| x == n)
+                    {
+                        names.push((n, *idx));
+                    }
+                }
+                match names.as_slice() {
+                    [] => {
+                        if files.is_empty() {
+                            return Err(LoadError::new(format!(
+                                "no CUE files in {}",
+                                if arg == "." { "." } else { arg }
+                            )));
+                        }
+                        String::new()
+                    }
+                    [(n, _)] => n.to_string(),
+                    [(a, ia), (b, ib), ..] => {
+                        return Err(LoadError::new(format!(
+                            "found packages {a:?} ({}) and {b:?} ({}) in {:?}",
+                            file_base(&self.build.files[*ia].name),
+                            file_base(&self.build.files[*ib].name),
+                            dir.display().to_string()
+                        )));
+                    }
+                }
+            }
+        };
+        let mut out: Vec<usize> = if name.is_empty() {
+            files.iter().map(|(i, _)| *i).collect()
+        } else {
+            files
+                .iter()
+                .filter(|(_, n)| n.as_deref() == Some(name.as_str()))
+                .map(|(i, _)| *i)
+                .collect()
+        };
+        if out.is_empty() {
+            return Err(LoadError::new(format!(
+                "no files of package {name:?} in {}",
+                dir.display()
+            )));
+        }
+        if !name.is_empty() {
+            self.build.package = Some(name.clone());
+            if let Some(root) = self.module.as_ref().map(|m| m.root.clone()) {
+                out.extend(self.parent_files(dir, &root, &name, true)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Files of package `name` in the parents of `dir` up to and including `root`.
+    fn parent_files(
+        &mut self,
+        dir: &Path,
+        root: &Path,
+        name: &str,
+        in_main_module: bool,
+    ) -> Result<Vec<usize>, LoadError> {
+        let mut out = Vec::new();
+        if !dir.starts_with(root) || dir == root {
+            return Ok(out);
+        }
+        let mut d = dir.parent();
+        while let Some(p) = d {
+            if !p.starts_with(root) {
+                break;
+            }
+            for (idx, n) in self.dir_files(p, in_main_module)? {
+                if n.as_deref() == Some(name) {
+                    out.push(idx);
+                }
+            }
+            if p == root {
+                break;
+            }
+            d = p.parent();
+        }
+        Ok(out)
+    }
+
+    /// Loads the imports of the given files, depth first.
+    fn load_imports_of(&mut self, files: &[usize]) -> Result<(), LoadError> {
+        let mut specs: Vec<(String, usize, u32)> = Vec::new();
+        for &i in files {
+            let f = &self.build.files[i];
+            for spec in f.ast.imports() {
+                let path = match crate::literal::decode(&spec.path.raw) {
+                    Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                    Err(_) => continue,
+                };
+                specs.push((path, i, spec.path.span.start));
+            }
+        }
+        for (path, file, offset) in specs {
+            if is_std_path(&path) {
+                continue;
+            }
+            self.load_import(&path, file, offset)?;
+        }
+        Ok(())
+    }
+
+    fn load_import(&mut self, path: &str, from: usize, offset: u32) -> Result<(), LoadError> {
+        match self.state.get(path) {
+            Some(PkgState::Done) => return Ok(()),
+            Some(PkgState::Loading) => {
+                let start = self.chain.iter().position(|p| p == path).unwrap_or(0);
+                let mut cycle: Vec<String> = self.chain[start..]
+                    .iter()
+                    .map(|p| format!("{p:?}"))
+                    .collect();
+                cycle.push(format!("{path:?}"));
+                let f = &self.build.files[from];
+                let sf = SourceFile::new(f.name.clone(), f.text.as_str());
+                return Err(LoadError::at(
+                    format!("import cycle not allowed: {}", cycle.join(" imports ")),
+                    &sf,
+                    offset,
+                ));
+            }
+            None => {}
+        }
+        self.state.insert(path.to_string(), PkgState::Loading);
+        self.chain.push(path.to_string());
+        let files = self.resolve_import(path, from, offset)?;
+        self.build.imports.insert(path.to_string(), files.clone());
+        self.load_imports_of(&files)?;
+        self.chain.pop();
+        self.state.insert(path.to_string(), PkgState::Done);
+        Ok(())
+    }
+
+    /// Finds the files of an imported package.
+    fn resolve_import(
+        &mut self,
+        path: &str,
+        from: usize,
+        offset: u32,
+    ) -> Result<Vec<usize>, LoadError> {
+        let here = {
+            let f = &self.build.files[from];
+            SourceFile::new(f.name.clone(), f.text.as_str())
+        };
+        let (p, qual) = match path.rsplit_once(':') {
+            Some((p, q)) if !q.contains('/') => (p, Some(q.to_string())),
+            _ => (path, None),
+        };
+        let p = p.split('@').next().unwrap_or(p);
+        let name = qual.unwrap_or_else(|| {
+            let last = p.rsplit('/').next().unwrap_or(p);
+            last.to_string()
+        });
+        let Some(module) = self.module.clone() else {
+            return Err(LoadError::at(
+                format!(
+                    "cannot find package {path:?}: imports are unavailable because there is no cue.mod/module.cue file"
+                ),
+                &here,
+                offset,
+            ));
+        };
+        let mut searched = Vec::new();
+        let mut found: Vec<usize> = Vec::new();
+        let mut in_module = false;
+        // The main module, by module path.
+        if let Some(mp) = &module.path {
+            let rest = if p == mp {
+                Some("")
+            } else {
+                p.strip_prefix(mp.as_str())
+                    .and_then(|r| r.strip_prefix('/'))
+            };
+            if let Some(rest) = rest {
+                let dir = clean(&module.root.join(rest));
+                searched.push(dir.display().to_string());
+                if self.fs.is_dir(&dir) {
+                    let files = self.package_in(&dir, &module.root, &name, true)?;
+                    if !files.is_empty() {
+                        in_module = true;
+                        found.extend(files);
+                    }
+                }
+            }
+        }
+        // cue.mod/{gen,pkg,usr}, merged.
+        let mut in_cue_mod = false;
+        for sub in ["gen", "pkg", "usr"] {
+            let base = module.root.join("cue.mod").join(sub);
+            let dir = clean(&base.join(p));
+            searched.push(dir.display().to_string());
+            if self.fs.is_dir(&dir) {
+                let files = self.package_in(&dir, &base, &name, false)?;
+                if !files.is_empty() {
+                    in_cue_mod = true;
+                    found.extend(files);
+                }
+            }
+        }
+        if in_module && in_cue_mod {
+            return Err(LoadError::at(
+                format!(
+                    "ambiguous import: package {path:?} is both in the main module and in cue.mod"
+                ),
+                &here,
+                offset,
+            ));
+        }
+        if found.is_empty() {
+            return Err(LoadError::at(
+                format!(
+                    "cannot find package {path:?}: no files of package {name:?} in any of:\n\t{}",
+                    searched.join("\n\t")
+                ),
+                &here,
+                offset,
+            ));
+        }
+        Ok(found)
+    }
+
+    /// The files of package `name` in `dir` and its parents up to `root`.
+    fn package_in(
+        &mut self,
+        dir: &Path,
+        root: &Path,
+        name: &str,
+        in_main_module: bool,
+    ) -> Result<Vec<usize>, LoadError> {
+        let mut out: Vec<usize> = self
+            .dir_files(dir, in_main_module)?
+            .into_iter()
+            .filter(|(_, n)| n.as_deref() == Some(name))
+            .map(|(i, _)| i)
+            .collect();
+        if out.is_empty() {
+            return Ok(out);
+        }
+        out.extend(self.parent_files(dir, root, name, in_main_module)?);
+        Ok(out)
+    }
+
+    fn finish(mut self) -> Result<Build, LoadError> {
+        // Tags apply to the main module's files that are part of the build.
+        let mut used: Vec<usize> = self.build.main.clone();
+        for files in self.build.imports.values() {
+            used.extend(files.iter().copied());
+        }
+        used.sort_unstable();
+        used.dedup();
+        let module_files: Vec<usize> = used
+            .iter()
+            .copied()
+            .filter(|&i| self.build.files[i].in_main_module)
+            .collect();
+        tags::inject(
+            &mut self.build.files,
+            &module_files,
+            &self.cfg.tags,
+            &self.cfg.tag_vars,
+        )?;
+        for &i in &used {
+            embed::apply(&mut self.build.files[i], &mut self.fs, &self.limits)?;
+        }
+        Ok(self.build)
+    }
+}
+
+/// `./dir:pkg` → (`./dir`, `pkg`).
+fn split_qualifier(arg: &str) -> (&str, Option<String>) {
+    if let Some((d, q)) = arg.rsplit_once(':')
+        && !q.is_empty()
+        && !q.contains(['/', '\\'])
+        && q.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '#')
+    {
+        let d = if d.is_empty() { "." } else { d };
+        return (d, Some(q.to_string()));
+    }
+    (arg, None)
+}
+
+fn file_base(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// `module: "x"` of a `cue.mod/module.cue`, without its `@vN` suffix.
+fn module_path(file: &Path, text: &str) -> Result<Option<String>, LoadError> {
+    let name = file.display().to_string();
+    let (ast, errs) = crate::parse(FileId(0), text);
+    if let Some(e) = errs.first() {
+        let sf = SourceFile::new(name, text);
+        return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
+    }
+    for d in &ast.decls {
+        if let ast::Decl::Field(f) = d
+            && let ast::Label::Ident(i) = &f.label
+            && &*i.name == "module"
+            && let ast::Expr::Lit(lit) = &f.value
+            && lit.kind == ast::LitKind::String
+        {
+            let v = crate::literal::decode(&lit.raw)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .unwrap_or_default();
+            let v = v.split('@').next().unwrap_or(&v).to_string();
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}

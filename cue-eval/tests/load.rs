@@ -1,0 +1,167 @@
+//! Data-driven tests of the package loader (`cue_eval::load`): every directory of
+//! `testdata/load/` is a case with a `cmd` (tags and arguments) and a `want` (the JSON export or
+//! the error), see `testdata/load/README.md`. Plus the overlay, symlinks and the attribute API.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cue_eval::encode::to_json_indent;
+use cue_eval::eval::api::format_errors;
+use cue_eval::load::{self, Config};
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/load")
+}
+
+/// Loads and exports with `cfg`, returning the JSON text or `error: ...`.
+fn run(cfg: &Config, args: &[String]) -> String {
+    let build = match load::load(cfg, args) {
+        Ok(b) => b,
+        Err(e) => return format!("error: {e}\n"),
+    };
+    let mut build = build;
+    if let Err(e) = build.merge_data_files() {
+        return format!("error: {e}\n");
+    }
+    let mut inst = match build.into_instance() {
+        Ok(i) => i,
+        Err(e) => return format!("error: {}", format_errors(&e)),
+    };
+    match inst.export() {
+        Ok(d) => to_json_indent(&d, false),
+        Err(e) => format!("error: {}", format_errors(&e)),
+    }
+}
+
+fn run_case(dir: &Path) -> (String, String) {
+    let cmd = std::fs::read_to_string(dir.join("cmd")).expect("cmd");
+    let want = std::fs::read_to_string(dir.join("want")).expect("want");
+    let mut cfg = Config::new(dir);
+    let mut args = Vec::new();
+    let mut words = cmd.split_whitespace();
+    while let Some(w) = words.next() {
+        if w == "-t" {
+            cfg.tags.push(words.next().unwrap_or_default().to_string());
+        } else {
+            args.push(w.to_string());
+        }
+    }
+    cfg.tag_vars
+        .insert("moduleVersion".to_string(), "0.0.0-devel".to_string());
+    let got = run(&cfg, &args);
+    let base = dir.display().to_string();
+    let mut got = got.replace(&base, "$DIR");
+    // Cases that name a sibling directory print it through `..`.
+    if let Some(parent) = dir.parent() {
+        got = got.replace(&parent.display().to_string(), "$DIR/..");
+    }
+    (got, want)
+}
+
+#[test]
+fn testdata_cases() {
+    let mut failures = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(testdata())
+        .expect("testdata/load")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("cmd").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 10, "testdata/load has {} cases", dirs.len());
+    for d in &dirs {
+        let (got, want) = run_case(d);
+        if got != want {
+            failures.push(format!(
+                "{}:\n--- want\n{want}--- got\n{got}",
+                d.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn overlay_replaces_and_adds_files() {
+    let dir = testdata().join("basic");
+    let mut cfg = Config::new(&dir);
+    cfg.tags = vec!["name=web".into(), "mv=1".into()];
+    let mut overlay = BTreeMap::new();
+    // Replace a file (its @if is gone with it) and add one, without touching the disk.
+    overlay.insert(
+        PathBuf::from("quiet.cue"),
+        "package main\n\nreplaced: true\n".to_string(),
+    );
+    overlay.insert(
+        dir.join("added.cue"),
+        "package main\n\nadded: config.name\n".to_string(),
+    );
+    cfg.overlay = overlay;
+    let out = run(&cfg, &["./".to_string()]);
+    assert!(out.contains("\"replaced\": true"), "{out}");
+    assert!(out.contains("\"added\": \"web\""), "{out}");
+    assert!(!out.contains("\"verbose\""), "{out}");
+    assert!(!dir.join("added.cue").exists());
+}
+
+#[test]
+fn symlinked_packages_are_followed() {
+    let tmp = std::env::temp_dir().join(format!("cue-load-symlink-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.join("cue.mod/pkg")).unwrap();
+    std::fs::create_dir_all(tmp.join("shared/acme.io/lib")).unwrap();
+    std::fs::write(tmp.join("cue.mod/module.cue"), "module: \"x.io/m\"\n").unwrap();
+    std::fs::write(
+        tmp.join("shared/acme.io/lib/lib.cue"),
+        "package lib\n\nv: 42\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(tmp.join("shared/acme.io"), tmp.join("cue.mod/pkg/acme.io"))
+        .unwrap();
+    std::fs::write(
+        tmp.join("main.cue"),
+        "package main\n\nimport \"acme.io/lib\"\n\nv: lib.v\n",
+    )
+    .unwrap();
+    let out = run(&Config::new(&tmp), &[]);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert_eq!(out, "{\n    \"v\": 42\n}\n");
+}
+
+#[test]
+fn attributes_of_a_field() {
+    let dir = testdata().join("basic");
+    let mut cfg = Config::new(&dir);
+    cfg.tags = vec!["name=web".into(), "mv=1".into()];
+    let build = load::load(&cfg, &[]).unwrap();
+    let attrs = build.attributes(&["config", "replicas"]);
+    assert_eq!(attrs.len(), 1);
+    assert_eq!(attrs[0].name, "tag");
+    assert_eq!(attrs[0].positional(0), Some("replicas"));
+    assert_eq!(attrs[0].get("type"), Some("int"));
+    assert_eq!(build.package.as_deref(), Some("main"));
+    assert_eq!(build.module_path.as_deref(), Some("example.com/basic"));
+}
+
+#[test]
+fn tag_variables_fill_unset_tags() {
+    let dir = testdata().join("basic");
+    let mut cfg = Config::new(&dir);
+    cfg.tags = vec!["name=web".into()];
+    cfg.tag_vars
+        .insert("moduleVersion".to_string(), "9.9.9".to_string());
+    let out = run(&cfg, &[]);
+    assert!(out.contains("\"version\": \"9.9.9\""), "{out}");
+    assert!(out.contains("\"verbose\": false"), "{out}");
+}
+
+#[test]
+fn non_utf8_sources_are_a_clear_error() {
+    let tmp = std::env::temp_dir().join(format!("cue-load-utf8-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("a.cue"), b"package a\n\nx: \"\xff\"\n").unwrap();
+    let out = run(&Config::new(&tmp), &[]);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(out.contains("a.cue:3:5: invalid UTF-8"), "{out}");
+}
