@@ -24,6 +24,7 @@ mod expr;
 pub mod ir;
 pub mod label;
 pub mod print;
+mod toposort;
 mod unify;
 pub mod value;
 
@@ -71,6 +72,11 @@ pub struct CloseInfo {
     pub refs: Option<Rc<RefNode>>,
     /// The conjunct is within a definition (required fields are not enforced there).
     pub in_def: bool,
+    /// The conjunct is an operand of `&` (for the field order of export).
+    pub explicit: bool,
+    /// Where the outermost reference that brought this conjunct was written (for the field
+    /// order of export: a referenced struct literal stands where it is used).
+    pub ref_span: Span,
 }
 
 impl CloseInfo {
@@ -148,6 +154,17 @@ pub struct DisjVal {
 pub struct StructInfo {
     pub id: StructId,
     pub span: Span,
+    /// The literal's position for field ordering: the outermost reference that brought it, or
+    /// the literal itself.
+    pub pos: Span,
+    /// An operand of `&`.
+    pub explicit: bool,
+    /// The labels the literal's field declarations produced, in declaration order; dynamic
+    /// fields fill their slot (`None` until resolved) when their label is known.
+    pub labels: Vec<Option<Label>>,
+    pub has_dynamic: bool,
+    /// The literal's environment frame, to find it again from a dynamic field.
+    pub frame: usize,
 }
 
 #[derive(Clone, Debug)]

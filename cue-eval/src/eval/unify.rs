@@ -323,10 +323,16 @@ impl Runtime {
                     }
                     Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
                         let (a, b) = (*a, *b);
+                        // Two struct literals unified explicitly each keep their own field
+                        // order (see toposort).
+                        let both = matches!(self.prog.expr(a), Expr::Struct(_))
+                            && matches!(self.prog.expr(b), Expr::Struct(_));
                         let mut ca = c.clone();
                         ca.x = CExpr::Expr(a);
                         ca.span = self.prog.span(a);
+                        ca.ci.explicit |= both;
                         let mut cb = c;
+                        cb.ci.explicit |= both;
                         cb.x = CExpr::Expr(b);
                         cb.span = self.prog.span(b);
                         self.add_conjunct(v, st, ca);
@@ -443,6 +449,14 @@ impl Runtime {
         } else {
             None
         };
+        let ref_span = if c.ci.ref_span != Span::default() {
+            c.ci.ref_span
+        } else {
+            match c.x {
+                CExpr::Expr(id) => self.prog.span(id),
+                _ => c.span,
+            }
+        };
         let conjs = self.v(w).conjuncts.clone();
         if conjs.is_empty() {
             // A vertex without conjuncts (a comprehension binding, a builtin result): use its value.
@@ -458,6 +472,8 @@ impl Runtime {
                 optional: c.ci.optional || wc.ci.optional,
                 refs: refs.clone(),
                 in_def: wc.ci.in_def,
+                explicit: wc.ci.explicit,
+                ref_span,
             };
             self.add_conjunct(
                 v,
@@ -512,9 +528,28 @@ impl Runtime {
             vertex: v,
             dyn_label: None,
         });
+        let labels: Vec<Option<Label>> = lit
+            .decls
+            .iter()
+            .filter_map(|d| match d {
+                ir::Decl::Field { label, .. } if label.is_regular() => Some(Some(*label)),
+                ir::Decl::Dynamic { .. } => Some(None),
+                _ => None,
+            })
+            .collect();
+        let has_dynamic = labels.iter().any(Option::is_none);
         self.vm(v).structs.push(StructInfo {
             id: sid,
             span: lit.span,
+            pos: if ci.ref_span != Span::default() {
+                ci.ref_span
+            } else {
+                lit.span
+            },
+            explicit: ci.explicit,
+            labels,
+            has_dynamic,
+            frame: Rc::as_ptr(&frame) as usize,
         });
         let _ = span;
         if !lit.has_embed || lit.has_regular {
@@ -526,6 +561,8 @@ impl Runtime {
             optional: ci.optional,
             refs: ci.refs.clone(),
             in_def: ci.in_def,
+            explicit: false,
+            ref_span: Span::default(),
         };
         // Fields first, embeddings after: an embedding may refer to any field of the literal.
         let mut embeds = Vec::new();
@@ -1003,6 +1040,8 @@ impl Runtime {
             optional: c.ci.optional,
             refs: c.ci.refs.clone(),
             in_def: c.ci.in_def,
+            explicit: false,
+            ref_span: Span::default(),
         };
         let mut idx = 0u32;
         for el in &l.elems {
@@ -1099,6 +1138,17 @@ impl Runtime {
                 return;
             }
         };
+        let frame = Rc::as_ptr(&env) as usize;
+        if let Some(si) = self
+            .vm(v)
+            .structs
+            .iter_mut()
+            .rev()
+            .find(|s| s.frame == frame)
+            && let Some(slot) = si.labels.iter_mut().find(|l| l.is_none())
+        {
+            *slot = Some(label);
+        }
         let a = self.get_arc(v, label, arc);
         let mut cci = ci;
         if arc != ArcType::Member {
