@@ -174,10 +174,8 @@ pub(super) fn order(
     }
     let key = |c: usize| -> Vec<usize> { members[c].iter().map(|&i| rank_of[i]).collect() };
     let mut heap: BinaryHeap<Reverse<(Vec<usize>, usize)>> = BinaryHeap::new();
-    for c in 0..ncomp {
-        if indeg[c] == 0 {
-            heap.push(Reverse((key(c), c)));
-        }
+    for (c, _) in indeg.iter().enumerate().filter(|(_, d)| **d == 0) {
+        heap.push(Reverse((key(c), c)));
     }
     let mut out = Vec::with_capacity(n);
     while let Some(Reverse((_, c))) = heap.pop() {
