@@ -595,6 +595,7 @@ impl Runtime {
                     Err(b) => Value::Bottom(b),
                 }
             }
+            Expr::Builtin(super::ir::Builtin::Pkg(i)) => self.std_member_value(*i, span),
             Expr::Builtin(b) => Value::Bottom(Bottom::with_span(
                 ErrCode::Eval,
                 format!("builtin {:?} used as a value", b),
