@@ -18,6 +18,7 @@ use super::StructInfo;
 use super::label::Label;
 
 struct Lit {
+    id: u32,
     pos: Option<(u32, u32)>,
     explicit: bool,
     dynamic: bool,
@@ -51,6 +52,7 @@ pub(super) fn order(
     let mut lits: Vec<Lit> = structs
         .iter()
         .map(|s| Lit {
+            id: s.id,
             pos: pos_of(s.pos),
             explicit: s.explicit,
             dynamic: s.has_dynamic,
@@ -102,7 +104,7 @@ pub(super) fn order(
     let mut previous: Vec<usize> = Vec::new();
     let mut prev_file: Option<Option<u32>> = None;
     // Per label: the literals (index, file) that introduced it.
-    let mut seen: HashMap<Label, Vec<(usize, Option<u32>)>> = HashMap::new();
+    let mut seen: HashMap<Label, Vec<(u32, Option<u32>)>> = HashMap::new();
     for b in &merged {
         if prev_file.is_some_and(|f| f != b.file) {
             previous.clear();
@@ -121,8 +123,9 @@ pub(super) fn order(
                 }
                 here.push(l);
                 let others = seen.entry(l).or_default();
-                let skip = !b.explicit && others.iter().any(|&(o, f)| o != li && f == file);
-                others.push((li, file));
+                // The same literal met again (through another reference) is not "another".
+                let skip = !b.explicit && others.iter().any(|&(o, f)| o != lit.id && f == file);
+                others.push((lit.id, file));
                 if skip {
                     continue;
                 }

@@ -659,6 +659,9 @@ impl Runtime {
         for (e, span) in embeds {
             let mut eci = child_ci.clone();
             eci.embedded = true;
+            // An embedding belongs to the literal: for field order it stands where the
+            // literal does.
+            eci.ref_span = ci.ref_span;
             st.embeds.push_back(Conjunct {
                 env: Some(frame.clone()),
                 x: CExpr::Expr(e),
