@@ -452,7 +452,7 @@ impl Runtime {
 
     /// A vertex for an inline expression. Its parent is the node that uses it, so that cycles
     /// through it are found as if it were a field there; it is not an arc of that node.
-    fn anon_vertex(&mut self, conjs: Vec<Conjunct>, cur: Option<VId>) -> VId {
+    pub(super) fn anon_vertex(&mut self, conjs: Vec<Conjunct>, cur: Option<VId>) -> VId {
         let l = self.prog.labels.string("");
         let origin = conjs.first().and_then(|c| match c.x {
             CExpr::Expr(e) => Some(e),

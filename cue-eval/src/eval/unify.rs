@@ -672,7 +672,7 @@ impl Runtime {
     }
 
     /// Records the closed groups a struct literal of `group` makes active at `v`.
-    fn register_requirements(&mut self, v: VId, group: u32) {
+    pub(super) fn register_requirements(&mut self, v: VId, group: u32) {
         let mut g = group;
         let mut guard = 0;
         while g != 0 && guard < 10_000 {

@@ -645,7 +645,23 @@ impl Runtime {
         let offset = usize::from(as_validator);
         let mut vals = Vec::with_capacity(args.len());
         for (i, &a) in args.iter().enumerate() {
-            let v = self.eval_value(env, a, cur);
+            // A schema argument keeps its disjunction whole (`list.MatchN(3, int | *1)`).
+            let v = if raw && matches!(self.prog.expr(a), super::ir::Expr::Disj(_)) {
+                let span = self.prog.span(a);
+                let w = self.anon_vertex(
+                    vec![Conjunct {
+                        env: env.cloned(),
+                        x: CExpr::Expr(a),
+                        ci: CloseInfo::default(),
+                        span,
+                    }],
+                    cur,
+                );
+                self.evaluate(w);
+                Value::Vertex(w)
+            } else {
+                self.eval_value(env, a, cur)
+            };
             let v = if raw {
                 match v {
                     Value::Bottom(b) => return Value::Bottom(b),
@@ -1133,18 +1149,31 @@ impl Runtime {
         let l = self.prog.labels.string("");
         let a = self.new_vertex(None, l, ArcType::Member);
         self.vm(a).anonymous = true;
-        self.vm(a).conjuncts = vals
-            .iter()
-            .map(|v| Conjunct {
+        let mut conjs = Vec::with_capacity(vals.len());
+        for v in vals {
+            // A definition passed as a value stays closed, as a reference to it would be.
+            let group = match v {
+                Value::Vertex(w) if self.v(*w).label.is_def() => {
+                    let g = self.new_group(0, true, true, false, a);
+                    self.register_requirements(a, g);
+                    g
+                }
+                _ => 0,
+            };
+            conjs.push(Conjunct {
                 env: None,
                 x: match v {
                     Value::Vertex(w) => CExpr::Vertex(*w),
                     v => CExpr::Value(v.clone()),
                 },
-                ci: CloseInfo::default(),
+                ci: CloseInfo {
+                    group,
+                    ..CloseInfo::default()
+                },
                 span: Span::default(),
-            })
-            .collect();
+            });
+        }
+        self.vm(a).conjuncts = conjs;
         a
     }
 
