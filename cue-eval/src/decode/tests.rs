@@ -1,3 +1,6 @@
+//! Unit tests of the JSON and YAML decoders: values, key order, yaml.v3 scalar rules, limits
+//! (alias expansion, size) and the errors for bad input.
+
 use super::*;
 
 fn j(text: &str) -> String {

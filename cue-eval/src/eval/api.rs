@@ -230,17 +230,7 @@ impl Instance {
         }
         let refs: Vec<&crate::ast::File> = asts.iter().collect();
         let ids = compile::compile_package(&mut rt.prog, &refs);
-        let root_label = rt.prog.labels.string("");
-        let root = rt.new_vertex(None, root_label, ArcType::Member);
-        for id in ids {
-            let span = rt.prog.structs[id as usize].span;
-            rt.vm(root).conjuncts.push(Conjunct {
-                env: None,
-                x: CExpr::Struct(id),
-                ci: CloseInfo::default(),
-                span,
-            });
-        }
+        let root = Instance::package_root(&mut rt, ids);
         rt.packages = vec![None; rt.prog.imports.len()];
         let mut inst = Instance {
             rt,

@@ -27,9 +27,6 @@ pub mod embed;
 mod fs;
 pub mod tags;
 
-#[cfg(test)]
-mod tests;
-
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
