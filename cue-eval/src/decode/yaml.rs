@@ -320,7 +320,7 @@ fn resolve_plain(v: &str) -> Result<Data, String> {
     if let Some(d) = go_int(&plain) {
         return Ok(d);
     }
-    if is_yaml_float(&plain)
+    if crate::encode::yaml_style_float(&plain)
         && let Some(d) = super::number(&plain)
     {
         let text = match d {
@@ -369,44 +369,4 @@ fn go_int(s: &str) -> Option<Data> {
         }
         Some(Data::int(mag.to_string()))
     }
-}
-
-/// `yaml.v3`'s `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'-' | b'+')) {
-        i += 1;
-    }
-    let digits = |i: &mut usize| {
-        let st = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - st
-    };
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    } else {
-        if digits(&mut i) == 0 {
-            return false;
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            digits(&mut i);
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'-' | b'+')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
 }

@@ -18,6 +18,8 @@
 mod json;
 mod yaml;
 
+pub(crate) use yaml::yaml_style_float;
+
 #[cfg(test)]
 mod tests;
 

@@ -352,8 +352,9 @@ fn go_parse_int_parts(neg: bool, digits: &str, base: u32) -> bool {
     }
 }
 
-/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`
-fn yaml_style_float(s: &str) -> bool {
+/// yaml.v3's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`. The
+/// encoder quotes strings that would read back as floats; the decoder reads them as floats.
+pub(crate) fn yaml_style_float(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
     let digits = |i: &mut usize| {
