@@ -84,13 +84,47 @@ fn main() -> ExitCode {
     }
 }
 
+/// The corpus directory: `--corpus`, else the one found beside the workspace.
+fn corpus_root(common: &Common) -> Result<PathBuf, String> {
+    match &common.corpus {
+        Some(dir) if corpus::looks_like_corpus(dir) => Ok(dir.clone()),
+        Some(dir) => Err(format!("{} is not a conformance corpus", dir.display())),
+        None => Ok(corpus::locate()?.root),
+    }
+}
+
 fn load_corpus(common: &Common) -> Result<Corpus, String> {
-    let root = match &common.corpus {
-        Some(dir) if corpus::looks_like_corpus(dir) => dir.clone(),
-        Some(dir) => return Err(format!("{} is not a conformance corpus", dir.display())),
-        None => corpus::locate()?.root,
-    };
-    Corpus::load(&root).map_err(|e| e.to_string())
+    Corpus::load(&corpus_root(common)?).map_err(|e| e.to_string())
+}
+
+/// Prints the ratchet's verdict on the figures of `section`, and says whether every floor
+/// holds. A filtered run is not checked (and so does not hold).
+fn report_ratchet(section: &str, named: &[(&str, usize)], filtered: bool) -> bool {
+    if filtered {
+        println!("ratchet: not checked (--filter is set)");
+        return false;
+    }
+    match Ratchet::load(&ratchet::default_path()).map(|r| r.check(section, named)) {
+        Err(e) => {
+            println!("ratchet: cannot read: {e}");
+            false
+        }
+        Ok(outcome) => {
+            if let Some(reason) = &outcome.skipped {
+                println!("ratchet: not checked: {reason}");
+            }
+            for f in &outcome.failures {
+                println!("ratchet FAIL: {f}");
+            }
+            for h in &outcome.hints {
+                println!("ratchet hint: {h}");
+            }
+            if outcome.passed() && outcome.skipped.is_none() {
+                println!("ratchet: all floors hold");
+            }
+            outcome.passed()
+        }
+    }
 }
 
 fn run_parse(args: &ParseArgs) -> ExitCode {
@@ -200,33 +234,9 @@ fn run_parse(args: &ParseArgs) -> ExitCode {
         print_verbose(&report);
     }
 
-    let named = figures.named();
-    let verdict = if common.filter.is_some() {
-        None
-    } else {
-        Some(Ratchet::load(&ratchet::default_path()).map(|r| r.check("parse", &named)))
-    };
     println!();
-    match &verdict {
-        None => println!("ratchet: not checked (--filter is set)"),
-        Some(Err(e)) => println!("ratchet: cannot read: {e}"),
-        Some(Ok(outcome)) => {
-            if let Some(reason) = &outcome.skipped {
-                println!("ratchet: not checked: {reason}");
-            }
-            for f in &outcome.failures {
-                println!("ratchet FAIL: {f}");
-            }
-            for h in &outcome.hints {
-                println!("ratchet hint: {h}");
-            }
-            if outcome.passed() && outcome.skipped.is_none() {
-                println!("ratchet: all floors hold");
-            }
-        }
-    }
-    let ratchet_failed = !matches!(&verdict, Some(Ok(o)) if o.passed());
-    if common.ratchet && ratchet_failed {
+    let held = report_ratchet("parse", &figures.named(), common.filter.is_some());
+    if common.ratchet && !held {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -497,33 +507,9 @@ fn run_export(args: &ExportArgs) -> ExitCode {
         println!("JSON summary written to {}", path.display());
     }
 
-    let named = f.named();
-    let verdict = if common.filter.is_some() {
-        None
-    } else {
-        Some(Ratchet::load(&ratchet::default_path()).map(|r| r.check("export", &named)))
-    };
     println!();
-    match &verdict {
-        None => println!("ratchet: not checked (--filter is set)"),
-        Some(Err(e)) => println!("ratchet: cannot read: {e}"),
-        Some(Ok(outcome)) => {
-            if let Some(reason) = &outcome.skipped {
-                println!("ratchet: not checked: {reason}");
-            }
-            for f in &outcome.failures {
-                println!("ratchet FAIL: {f}");
-            }
-            for h in &outcome.hints {
-                println!("ratchet hint: {h}");
-            }
-            if outcome.passed() && outcome.skipped.is_none() {
-                println!("ratchet: all floors hold");
-            }
-        }
-    }
-    let ratchet_failed = !matches!(&verdict, Some(Ok(o)) if o.passed());
-    if common.ratchet && ratchet_failed {
+    let held = report_ratchet("export", &f.named(), common.filter.is_some());
+    if common.ratchet && !held {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -629,19 +615,16 @@ struct TimoniArgs {
 
 fn run_timoni(args: &TimoniArgs) -> ExitCode {
     let common = &args.common;
-    let root = match &common.corpus {
-        Some(dir) if corpus::looks_like_corpus(dir) => dir.clone(),
-        Some(dir) => {
-            eprintln!("error: {} is not a conformance corpus", dir.display());
+    let root = match corpus_root(common) {
+        Ok(r) => r,
+        Err(e) if common.corpus.is_none() => {
+            println!("SKIPPED: {e}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
             return ExitCode::from(2);
         }
-        None => match corpus::locate() {
-            Ok(l) => l.root,
-            Err(e) => {
-                println!("SKIPPED: {e}");
-                return ExitCode::SUCCESS;
-            }
-        },
     };
     let options = timoni::Options {
         timeout: Duration::from_secs(common.timeout),
@@ -698,26 +681,9 @@ fn run_timoni(args: &TimoniArgs) -> ExitCode {
         println!("ratchet: not checked (--filter is set)");
         return ExitCode::SUCCESS;
     }
-    let named = f.named();
-    match Ratchet::load(&ratchet::default_path()).map(|r| r.check("timoni", &named)) {
-        Err(e) => println!("ratchet: cannot read: {e}"),
-        Ok(o) => {
-            if let Some(reason) = &o.skipped {
-                println!("ratchet: not checked: {reason}");
-            }
-            for fl in &o.failures {
-                println!("ratchet FAIL: {fl}");
-            }
-            for h in &o.hints {
-                println!("ratchet hint: {h}");
-            }
-            if o.passed() && o.skipped.is_none() {
-                println!("ratchet: all floors hold");
-            }
-            if common.ratchet && !o.passed() {
-                return ExitCode::FAILURE;
-            }
-        }
+    let held = report_ratchet("timoni", &f.named(), false);
+    if common.ratchet && !held {
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
