@@ -21,6 +21,11 @@ fn env_up(env: Option<&EnvRef>, up: u32) -> Option<&EnvRef> {
     Some(e)
 }
 
+/// The frame `up` scopes out, or the error of a reference that leaves every scope.
+fn frame_up(env: Option<&EnvRef>, up: u32, span: Span) -> Result<&EnvRef, Rc<Bottom>> {
+    env_up(env, up).ok_or_else(|| Bottom::with_span(ErrCode::Eval, "reference out of scope", span))
+}
+
 /// The count of a string or bytes repetition (`"ab" * 3`): a non-negative int.
 fn repeat_count(n: &crate::num::Num) -> Option<usize> {
     n.to_i64().and_then(|k| usize::try_from(k).ok())
@@ -62,25 +67,11 @@ impl Runtime {
         let span = self.prog.span(id);
         match &*e {
             Expr::FieldRef { up, label } => {
-                let Some(frame) = env_up(env, *up) else {
-                    return Err(Bottom::with_span(
-                        ErrCode::Eval,
-                        "reference out of scope",
-                        span,
-                    ));
-                };
-                let scope = frame.vertex;
+                let scope = frame_up(env, *up, span)?.vertex;
                 self.lookup_field(scope, *label, span, true)
             }
             Expr::LetRef { up, label, name } => {
-                let Some(frame) = env_up(env, *up) else {
-                    return Err(Bottom::with_span(
-                        ErrCode::Eval,
-                        "reference out of scope",
-                        span,
-                    ));
-                };
-                let scope = frame.vertex;
+                let scope = frame_up(env, *up, span)?.vertex;
                 match self.arc(scope, *label) {
                     Some(a) => {
                         let ax = self.v(a);
@@ -103,14 +94,7 @@ impl Runtime {
                 if *up == 0 {
                     return Ok(Resolved::Vertex(cur));
                 }
-                match env_up(env, up - 1) {
-                    Some(f) => Ok(Resolved::Vertex(f.vertex)),
-                    None => Err(Bottom::with_span(
-                        ErrCode::Eval,
-                        "reference out of scope",
-                        span,
-                    )),
-                }
+                Ok(Resolved::Vertex(frame_up(env, up - 1, span)?.vertex))
             }
             Expr::LabelRef { up } => {
                 let l = env_up(env, *up).and_then(|f| f.dyn_label);

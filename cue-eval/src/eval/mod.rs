@@ -153,7 +153,6 @@ pub struct DisjVal {
 #[derive(Clone, Debug)]
 pub struct StructInfo {
     pub id: StructId,
-    pub span: Span,
     /// The literal's position for field ordering: the outermost reference that brought it, or
     /// the literal itself.
     pub pos: Span,

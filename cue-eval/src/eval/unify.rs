@@ -82,11 +82,8 @@ impl Runtime {
             if self.v(v).err.is_some() {
                 continue;
             }
-            let l = self.prog.labels.string("");
             let parent = self.v(v).parent;
-            let a = self.new_vertex(parent, l, ArcType::Member);
-            self.vm(a).anonymous = true;
-            self.vm(a).conjuncts.push(c);
+            let a = self.anon_vertex(vec![c], parent);
             self.evaluate(a);
             let Some(got) = self.v(a).scalar.clone() else {
                 continue;
@@ -540,7 +537,6 @@ impl Runtime {
         let has_dynamic = labels.iter().any(Option::is_none);
         self.vm(v).structs.push(StructInfo {
             id: sid,
-            span: lit.span,
             pos: if ci.ref_span != Span::default() {
                 ci.ref_span
             } else {

@@ -299,17 +299,7 @@ fn now_rfc3339() -> String {
     let secs = d.as_secs() as i64;
     let days = secs.div_euclid(86400);
     let rem = secs.rem_euclid(86400);
-    // Civil from days (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = if month <= 2 { y + 1 } else { y };
+    let (year, month, day) = crate::eval::builtins::civil_from_days(days);
     let mut s = format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
         rem / 3600,

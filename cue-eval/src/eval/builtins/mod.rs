@@ -21,6 +21,8 @@ mod tabwriter;
 mod template;
 mod time;
 
+pub(crate) use time::civil_from_days;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
