@@ -7,15 +7,18 @@
 
 use proptest::prelude::*;
 
-fn ident() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "[a-z][a-z0-9]{0,5}".prop_filter("keywords", |s| !matches!(
+/// A plain identifier: lower case, never a keyword or a predeclared constant.
+fn plain_ident() -> impl Strategy<Value = String> {
+    "[a-z][a-z0-9]{0,5}".prop_filter("keywords", |s| {
+        !matches!(
             s.as_str(),
             "for" | "in" | "if" | "let" | "try" | "else" | "null" | "true" | "false" | "fallback"
-        )),
-        "#[A-Z][a-z]{0,4}",
-        "_[a-z]{1,4}",
-    ]
+        )
+    })
+}
+
+fn ident() -> impl Strategy<Value = String> {
+    prop_oneof![plain_ident(), "#[A-Z][a-z]{0,4}", "_[a-z]{1,4}",]
 }
 
 fn literal() -> impl Strategy<Value = String> {
@@ -85,7 +88,7 @@ fn decl() -> impl Strategy<Value = String> {
 
 fn file() -> impl Strategy<Value = String> {
     (
-        prop::option::of(ident()),
+        prop::option::of(plain_ident()),
         prop::collection::vec(
             (decl(), prop_oneof![Just("\n"), Just("\n\n"), Just(", ")]),
             0..8,
@@ -94,7 +97,7 @@ fn file() -> impl Strategy<Value = String> {
         .prop_map(|(pkg, decls)| {
             let mut s = String::new();
             if let Some(p) = pkg {
-                s.push_str(&format!("package {}\n\n", p.trim_start_matches(['#', '_'])));
+                s.push_str(&format!("package {p}\n\n"));
             }
             for (d, sep) in decls {
                 s.push_str(&d);
