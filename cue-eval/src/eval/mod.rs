@@ -77,6 +77,10 @@ pub struct CloseInfo {
     /// Where the outermost reference that brought this conjunct was written (for the field
     /// order of export: a referenced struct literal stands where it is used).
     pub ref_span: Span,
+    /// How many references and embeddings were followed since the conjunct's field was
+    /// declared: CUE adds a node's struct literals before those it reaches through references
+    /// (which it resolves as later tasks), and field order breaks ties by that order.
+    pub hops: u16,
 }
 
 impl CloseInfo {
@@ -153,8 +157,8 @@ pub struct DisjVal {
 #[derive(Clone, Debug)]
 pub struct StructInfo {
     pub id: StructId,
-    /// The literal's position for field ordering: the outermost reference that brought it, or
-    /// the literal itself.
+    /// The literal's position for field ordering: the outermost reference that brought it or a
+    /// struct enclosing it, or the literal itself.
     pub pos: Span,
     /// An operand of `&`.
     pub explicit: bool,
@@ -162,6 +166,8 @@ pub struct StructInfo {
     /// fields fill their slot (`None` until resolved) when their label is known.
     pub labels: Vec<Option<Label>>,
     pub has_dynamic: bool,
+    /// [`CloseInfo::hops`] of the conjunct that added the literal.
+    pub hops: u16,
     /// The literal's environment frame, to find it again from a dynamic field.
     pub frame: usize,
 }

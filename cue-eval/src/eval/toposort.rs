@@ -2,8 +2,11 @@
 //! (`internal/core/toposort`), so that JSON and YAML keys come out as `cue export` writes them.
 //!
 //! Every struct literal unified into a node says "these labels, in this order". The literals
-//! are sorted by position (a literal brought by a reference stands where the outermost
-//! reference is written) and grouped into batches: literals at one position, or operands of
+//! are sorted by position (a literal brought by a reference, itself or as part of an enclosing
+//! struct, stands where the outermost reference is written); at equal positions, literals with
+//! dynamic fields go last, and the others keep the order in which CUE adds them to the node (its
+//! own literals before those reached through references, which CUE resolves as later tasks).
+//! They are then grouped into batches: literals at one position, or operands of
 //! `&`, are unified *explicitly* and each adds its own order; a later literal of the same file
 //! unified implicitly only adds the labels it introduces. Edges run from each label to the next
 //! of its literal; the graph's strongly connected components are then emitted smallest first
@@ -22,6 +25,7 @@ struct Lit {
     pos: Option<(u32, u32)>,
     explicit: bool,
     dynamic: bool,
+    hops: u16,
     labels: Vec<Label>,
 }
 
@@ -56,14 +60,18 @@ pub(super) fn order(
             pos: pos_of(s.pos),
             explicit: s.explicit,
             dynamic: s.has_dynamic,
+            hops: s.hops,
             labels: s.labels.iter().flatten().copied().collect(),
         })
         .collect();
     lits.sort_by(|a, b| match (a.pos, b.pos) {
-        (Some(x), Some(y)) => x.cmp(&y).then(a.dynamic.cmp(&b.dynamic)),
+        (Some(x), Some(y)) => x
+            .cmp(&y)
+            .then(a.dynamic.cmp(&b.dynamic))
+            .then(a.hops.cmp(&b.hops)),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.dynamic.cmp(&b.dynamic),
+        (None, None) => a.dynamic.cmp(&b.dynamic).then(a.hops.cmp(&b.hops)),
     });
 
     // 2. Batches.

@@ -471,6 +471,7 @@ impl Runtime {
                 in_def: wc.ci.in_def,
                 explicit: wc.ci.explicit,
                 ref_span,
+                hops: c.ci.hops.saturating_add(1),
             };
             self.add_conjunct(
                 v,
@@ -545,6 +546,7 @@ impl Runtime {
             explicit: ci.explicit,
             labels,
             has_dynamic,
+            hops: ci.hops,
             frame: Rc::as_ptr(&frame) as usize,
         });
         let _ = span;
@@ -558,7 +560,8 @@ impl Runtime {
             refs: ci.refs.clone(),
             in_def: ci.in_def,
             explicit: false,
-            ref_span: Span::default(),
+            ref_span: ci.ref_span,
+            hops: 0,
         };
         // Fields first, embeddings after: an embedding may refer to any field of the literal.
         let mut embeds = Vec::new();
@@ -658,6 +661,7 @@ impl Runtime {
             // An embedding belongs to the literal: for field order it stands where the
             // literal does.
             eci.ref_span = ci.ref_span;
+            eci.hops = ci.hops.saturating_add(1);
             st.embeds.push_back(Conjunct {
                 env: Some(frame.clone()),
                 x: CExpr::Expr(e),
@@ -1040,7 +1044,8 @@ impl Runtime {
             refs: c.ci.refs.clone(),
             in_def: c.ci.in_def,
             explicit: false,
-            ref_span: Span::default(),
+            ref_span: c.ci.ref_span,
+            hops: 0,
         };
         let mut idx = 0u32;
         for el in &l.elems {
