@@ -3,7 +3,7 @@
 //! decoded. Errors found here ("reference not found", bad literals) are recorded and make the
 //! whole instance fail, as in CUE, and also become error expressions where they occur.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::ast::{self, BinaryOp, Constraint, Span, UnaryOp};
@@ -81,7 +81,7 @@ impl Program {
 /// Compiles the files of one package into struct literals, one per file, all sharing a scope for
 /// their top-level fields. Returns the struct ids in file order.
 pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId> {
-    let mut top: HashMap<Rc<str>, Binding> = HashMap::new();
+    let mut top: HashMap<Rc<str>, Binding> = HashMap::default();
     for f in files {
         for d in &f.decls {
             if let ast::Decl::Field(field) = d {
@@ -182,7 +182,7 @@ impl Compiler<'_> {
         let names = match names {
             Some(n) => n,
             None => {
-                let mut n = HashMap::new();
+                let mut n = HashMap::default();
                 for d in decls {
                     if let ast::Decl::Field(f) = d {
                         collect_field_name(self.prog, f, &mut n);
@@ -305,7 +305,7 @@ impl Compiler<'_> {
                 };
                 let filter = self.expr(filter);
                 if let Some(a) = alias {
-                    let mut names = HashMap::new();
+                    let mut names = HashMap::default();
                     names.insert(Rc::from(&*a), Binding::LabelAlias);
                     self.scopes.push(Scope {
                         frame: false,
@@ -365,7 +365,7 @@ impl Compiler<'_> {
     /// A field value, which may carry a value alias `X=v`.
     fn value_with_alias(&mut self, e: &ast::Expr) -> ExprId {
         if let ast::Expr::Alias { ident, expr, .. } = e {
-            let mut names = HashMap::new();
+            let mut names = HashMap::default();
             names.insert(Rc::from(&*ident.name), Binding::Value);
             self.scopes.push(Scope {
                 frame: false,
@@ -387,7 +387,7 @@ impl Compiler<'_> {
                     key, value, source, ..
                 } => {
                     let source = self.expr(source);
-                    let mut names = HashMap::new();
+                    let mut names = HashMap::default();
                     let key = key.as_ref().map(|k| {
                         let l = self.prog.labels.fresh_let(&k.name);
                         let n: Rc<str> = Rc::from(&*k.name);
@@ -412,7 +412,7 @@ impl Compiler<'_> {
                     let value = self.expr(&l.expr);
                     let label = self.prog.labels.fresh_let(&l.ident.name);
                     let n: Rc<str> = Rc::from(&*l.ident.name);
-                    let mut names = HashMap::new();
+                    let mut names = HashMap::default();
                     names.insert(n.clone(), Binding::Let(label, n));
                     self.scopes.push(Scope { frame: true, names });
                     clauses.push(Clause::Let { label, value });

@@ -4,7 +4,7 @@
 //! (`_#a`) and lets are kinds of their own, so a pattern constraint can tell at a glance that it
 //! never applies to them. List indices are labels too (kind `Int`, the index in the low bits).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// The kind of a label.

@@ -218,7 +218,7 @@ pub struct Vertex {
     /// For an inline vertex: the expression it evaluates (to find inline cycles).
     pub origin: Option<ExprId>,
     /// An index of `arcs` by label, kept once a vertex has many arcs.
-    pub arc_map: Option<std::collections::HashMap<Label, VId>>,
+    pub arc_map: Option<rustc_hash::FxHashMap<Label, VId>>,
 }
 
 impl Vertex {
@@ -382,7 +382,7 @@ impl Runtime {
         let l = self.v(a).label;
         let n = self.v(v).arcs.len();
         if n + 1 >= INDEX_FROM && self.v(v).arc_map.is_none() {
-            let m: std::collections::HashMap<Label, VId> = self
+            let m: rustc_hash::FxHashMap<Label, VId> = self
                 .v(v)
                 .arcs
                 .iter()

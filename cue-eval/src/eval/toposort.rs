@@ -13,7 +13,9 @@
 //! (by label: integers, then raw bytes) among those whose predecessors are out.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::ast::Span;
 
@@ -112,7 +114,7 @@ pub(super) fn order(
     let mut previous: Vec<usize> = Vec::new();
     let mut prev_file: Option<Option<u32>> = None;
     // Per label: the literals (index, file) that introduced it.
-    let mut seen: HashMap<Label, Vec<(u32, Option<u32>)>> = HashMap::new();
+    let mut seen: HashMap<Label, Vec<(u32, Option<u32>)>> = HashMap::default();
     for b in &merged {
         if prev_file.is_some_and(|f| f != b.file) {
             previous.clear();

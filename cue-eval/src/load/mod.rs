@@ -27,7 +27,9 @@ pub mod embed;
 mod fs;
 pub mod tags;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
@@ -333,11 +335,11 @@ impl<'a> Loader<'a> {
             fs,
             module: None,
             build: Build::default(),
-            state: HashMap::new(),
+            state: HashMap::default(),
             chain: Vec::new(),
             build_tags,
             limits: cfg.limits.unwrap_or_default(),
-            parsed: HashMap::new(),
+            parsed: HashMap::default(),
         };
         l.module = l.find_module(&cwd)?;
         if let Some(m) = &l.module {
@@ -739,8 +741,9 @@ impl<'a> Loader<'a> {
         from: usize,
         offset: u32,
     ) -> Result<Vec<usize>, LoadError> {
-        let here = {
-            let f = &self.build.files[from];
+        // The importing file, for error positions (built only when an error is reported).
+        let here = |this: &Self| {
+            let f = &this.build.files[from];
             SourceFile::new(f.name.clone(), f.text.as_str())
         };
         let (p, qual) = match path.rsplit_once(':') {
@@ -757,7 +760,7 @@ impl<'a> Loader<'a> {
                 format!(
                     "cannot find package {path:?}: imports are unavailable because there is no cue.mod/module.cue file"
                 ),
-                &here,
+                &here(self),
                 offset,
             ));
         };
@@ -803,7 +806,7 @@ impl<'a> Loader<'a> {
                 format!(
                     "ambiguous import: package {path:?} is both in the main module and in cue.mod"
                 ),
-                &here,
+                &here(self),
                 offset,
             ));
         }
@@ -813,7 +816,7 @@ impl<'a> Loader<'a> {
                     "cannot find package {path:?}: no files of package {name:?} in any of:\n\t{}",
                     searched.join("\n\t")
                 ),
-                &here,
+                &here(self),
                 offset,
             ));
         }

@@ -49,5 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Yaml => to_yaml_stream(&docs),
     };
     print!("{text}");
+    // The process ends here: tearing down the evaluator's graph would only cost time.
+    std::mem::forget(inst);
     Ok(ExitCode::SUCCESS)
 }

@@ -23,8 +23,8 @@ mod time;
 
 pub(crate) use time::civil_from_days;
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::LazyLock;
 
@@ -269,7 +269,7 @@ pub fn lookup_pkg(name: &str) -> Option<u32> {
 }
 
 thread_local! {
-    static REGEX_CACHE: RefCell<HashMap<String, Result<Rc<regex::Regex>, String>>> = RefCell::new(HashMap::new());
+    static REGEX_CACHE: RefCell<HashMap<String, Result<Rc<regex::Regex>, String>>> = RefCell::new(HashMap::default());
 }
 
 /// The most regular expressions kept compiled.
