@@ -455,14 +455,9 @@ impl Runtime {
         let a = self.new_vertex(cur, l, ArcType::Member);
         self.vm(a).origin = origin;
         if hits >= 2 {
-            let span = conjs.first().map(|c| c.span).unwrap_or_default();
             let vx = self.vm(a);
             vx.anonymous = true;
-            vx.err = Some(Bottom::with_span(
-                ErrCode::StructuralCycle,
-                "structural cycle",
-                span,
-            ));
+            vx.err = Some(Bottom::new(ErrCode::StructuralCycle, "structural cycle"));
             vx.status = Status::Evaluated;
             return a;
         }

@@ -386,7 +386,8 @@ impl Runtime {
                 // A cycle through an optional field or pattern: it stops here.
                 return;
             }
-            let b = Bottom::with_span(ErrCode::StructuralCycle, "structural cycle", span);
+            // CUE reports a structural cycle without positions.
+            let b = Bottom::new(ErrCode::StructuralCycle, "structural cycle");
             self.set_err(v, b);
             return;
         }

@@ -583,6 +583,26 @@ impl Runtime {
                 ));
             }
         }
+        // The integer builtins point at the argument that is not an int.
+        if let Func::Core(b @ (Builtin::Div | Builtin::Mod | Builtin::Quo | Builtin::Rem)) = func
+            && vals.len() == 2
+        {
+            for (i, v) in vals.iter().enumerate() {
+                if !matches!(v, Value::Num(_, NumKind::Int)) {
+                    return Value::Bottom(Bottom::with_span(
+                        ErrCode::Eval,
+                        format!(
+                            "cannot use {} (type {}) as int in argument {} to {}",
+                            self.value_text(v),
+                            v.kind().name(),
+                            i + 1,
+                            Func::Core(b).name()
+                        ),
+                        self.prog.span(args[i]),
+                    ));
+                }
+            }
+        }
         match self.call(func, &vals, span) {
             Ok(v) => v,
             Err(b) => Value::Bottom(b),
