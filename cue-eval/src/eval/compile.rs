@@ -52,6 +52,8 @@ pub struct Program {
     pub errors: Vec<CompileError>,
     /// Import paths, by id.
     pub imports: Vec<String>,
+    /// The label's position of each selector `x.l` (errors about the field point there).
+    pub sel_spans: HashMap<ExprId, Span>,
 }
 
 impl Program {
@@ -63,6 +65,13 @@ impl Program {
     }
     pub fn span(&self, id: ExprId) -> Span {
         self.spans[id as usize]
+    }
+    /// The position of a selector's label, or of the expression when it is not a selector.
+    pub fn sel_span(&self, id: ExprId) -> Span {
+        self.sel_spans
+            .get(&id)
+            .copied()
+            .unwrap_or(self.spans[id as usize])
     }
     pub fn add(&mut self, e: Expr, span: Span) -> ExprId {
         self.exprs.push(Rc::new(e));
@@ -523,7 +532,9 @@ impl Compiler<'_> {
                         };
                     }
                 }
-                self.prog.add(Expr::Selector(x, label), span)
+                let id = self.prog.add(Expr::Selector(x, label), span);
+                self.prog.sel_spans.insert(id, sel.span());
+                id
             }
             ast::Expr::Index { expr, index, .. } => {
                 let x = self.expr(expr);

@@ -132,7 +132,7 @@ impl Runtime {
                 self.evaluate(base);
                 let w = self.default_of(base);
                 self.evaluate(w);
-                self.lookup_field(w, *label, span, false)
+                self.lookup_field(w, *label, self.prog.sel_span(id), false)
             }
             Expr::Index(x, i) => {
                 let base = self.resolve_base(env, *x, cur)?;
