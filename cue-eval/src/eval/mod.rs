@@ -182,6 +182,9 @@ pub struct Vertex {
     pub arcs: Vec<VId>,
     pub kind: Kind,
     pub scalar: Option<Value>,
+    /// Where the value that last narrowed `kind` or set `scalar` was written (the other side of
+    /// a conflict).
+    pub val_span: Span,
     /// Bounds and validators.
     pub constraints: Vec<Value>,
     /// Where each of `constraints` came from (same indices), for error positions.
@@ -232,6 +235,7 @@ impl Vertex {
             arcs: Vec::new(),
             kind: Kind::TOP,
             scalar: None,
+            val_span: Span::default(),
             constraints: Vec::new(),
             cons_spans: Vec::new(),
             has_top: false,

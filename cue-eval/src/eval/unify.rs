@@ -236,6 +236,34 @@ impl Runtime {
         self.set_err(v, b);
     }
 
+    /// A conflict between a new value (at `span`) and what the node has: both positions.
+    fn conflict_at(&mut self, v: VId, msg: String, span: Span) {
+        let mut spans = Vec::with_capacity(2);
+        let old = self.v(v).val_span;
+        for sp in [old, span] {
+            if sp != Span::default() && !spans.contains(&sp) {
+                spans.push(sp);
+            }
+        }
+        let b = Rc::new(Bottom {
+            code: ErrCode::Eval,
+            msg,
+            spans,
+            child: false,
+            at: None,
+        });
+        self.set_err(v, b);
+    }
+
+    /// Narrows the kind of `v`, remembering where the narrowing value was written.
+    fn narrow(&mut self, v: VId, k: Kind, span: Span) {
+        let vx = self.vm(v);
+        if vx.kind != k {
+            vx.kind = k;
+            vx.val_span = span;
+        }
+    }
+
     /// Returns the arc `label` of `v`, creating it (and applying matching patterns) if needed.
     pub(super) fn get_arc(&mut self, v: VId, label: Label, arc: ArcType) -> VId {
         if let Some(a) = self.arc(v, label) {
@@ -755,9 +783,9 @@ impl Runtime {
                 k.name(),
                 old.name()
             );
-            self.err_at(v, ErrCode::Eval, msg, span);
+            self.conflict_at(v, msg, span);
         } else {
-            self.vm(v).kind = new;
+            self.narrow(v, new, span);
         }
     }
 
@@ -816,9 +844,9 @@ impl Runtime {
                         k.name(),
                         old.name()
                     );
-                    self.err_at(v, ErrCode::Eval, msg, span);
+                    self.conflict_at(v, msg, span);
                 } else {
-                    self.vm(v).kind = old.and(k);
+                    self.narrow(v, old.and(k), span);
                 }
             }
             Value::Bound(op, ref b) => {
@@ -832,10 +860,10 @@ impl Runtime {
                         k.name(),
                         old.name()
                     );
-                    self.err_at(v, ErrCode::Eval, msg, span);
+                    self.conflict_at(v, msg, span);
                     return;
                 }
-                self.vm(v).kind = old.and(k);
+                self.narrow(v, old.and(k), span);
                 let dup = self
                     .v(v)
                     .constraints
@@ -901,7 +929,7 @@ impl Runtime {
                         k.name(),
                         old.name()
                     );
-                    self.err_at(v, ErrCode::Eval, msg, span);
+                    self.conflict_at(v, msg, span);
                     return;
                 }
                 if let Some(old_s) = &self.v(v).scalar {
@@ -911,13 +939,14 @@ impl Runtime {
                             self.value_text(&scalar),
                             self.value_text(old_s)
                         );
-                        self.err_at(v, ErrCode::Eval, msg, span);
+                        self.conflict_at(v, msg, span);
                     }
                     return;
                 }
                 let vx = self.vm(v);
                 vx.kind = old.and(k);
                 vx.scalar = Some(scalar);
+                vx.val_span = span;
             }
         }
     }
