@@ -820,7 +820,80 @@ impl Runtime {
             Ok(v) => v,
             Err(e) => return Value::Bottom(e),
         };
-        self.binary_values(op, l, r, span)
+        // An operand that evaluates to a non-concrete value (not one written as a type or bound
+        // right there, which `binary_values` reports): incomplete, at the operation and at where
+        // that value was written.
+        let concrete = |v: &Value| v.is_concrete_scalar() || matches!(v, Value::Vertex(_));
+        for (x, v) in [(a, &l), (b, &r)] {
+            if !concrete(v) && !self.is_type_literal(x) {
+                let mut spans = vec![span];
+                let sp = self.operand_span(env, x, cur);
+                if sp != Span::default() && sp.start != span.start {
+                    spans.push(sp);
+                }
+                return Value::Bottom(Rc::new(Bottom {
+                    code: ErrCode::Incomplete,
+                    msg: format!(
+                        "non-concrete value {} in operand to {}",
+                        self.value_text(v),
+                        op.as_str()
+                    ),
+                    spans,
+                    child: false,
+                    at: None,
+                }));
+            }
+        }
+        match self.binary_values(op, l, r, span) {
+            // CUE points at the operation and at where each operand's value was written.
+            Value::Bottom(e) if e.code == ErrCode::Eval && e.msg.starts_with("invalid operands") => {
+                let mut spans = vec![span];
+                for x in [a, b] {
+                    let sp = self.operand_span(env, x, cur);
+                    if sp != Span::default()
+                        && !spans.iter().any(|o| o.file == sp.file && o.start == sp.start)
+                    {
+                        spans.push(sp);
+                    }
+                }
+                let mut e2 = (*e).clone();
+                e2.spans = spans;
+                Value::Bottom(Rc::new(e2))
+            }
+            v => v,
+        }
+    }
+
+    /// Whether an operand is written as a type or bound (`int`, `>10`), possibly in
+    /// parentheses or as part of another such operation.
+    fn is_type_literal(&self, x: ExprId) -> bool {
+        match self.prog.expr(x) {
+            Expr::Basic(_) | Expr::Bound(..) | Expr::Range(..) => true,
+            Expr::Binary(op, a, b) if *op != BinaryOp::Unify && *op != BinaryOp::Disj => {
+                self.is_type_literal(*a) || self.is_type_literal(*b)
+            }
+            Expr::Unary(_, a) => self.is_type_literal(*a),
+            _ => false,
+        }
+    }
+
+    /// Where the value of an operand was written: the value a reference leads to, else the
+    /// operand itself.
+    fn operand_span(&mut self, env: Option<&EnvRef>, x: ExprId, cur: Option<VId>) -> Span {
+        let is_ref = matches!(
+            self.prog.expr(x),
+            Expr::FieldRef { .. } | Expr::Selector(..) | Expr::LetRef { .. }
+        );
+        if is_ref
+            && let Some(cur) = cur
+            && let Ok(Resolved::Vertex(w)) = self.resolve(env, x, cur)
+        {
+            let sp = self.v(self.deref(w)).val_span;
+            if sp != Span::default() {
+                return sp;
+            }
+        }
+        self.prog.span(x)
     }
 
     /// Applies a binary operator to two values (defaults already taken).
