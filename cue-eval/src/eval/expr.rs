@@ -846,12 +846,16 @@ impl Runtime {
         }
         match self.binary_values(op, l, r, span) {
             // CUE points at the operation and at where each operand's value was written.
-            Value::Bottom(e) if e.code == ErrCode::Eval && e.msg.starts_with("invalid operands") => {
+            Value::Bottom(e)
+                if e.code == ErrCode::Eval && e.msg.starts_with("invalid operands") =>
+            {
                 let mut spans = vec![span];
                 for x in [a, b] {
                     let sp = self.operand_span(env, x, cur);
                     if sp != Span::default()
-                        && !spans.iter().any(|o| o.file == sp.file && o.start == sp.start)
+                        && !spans
+                            .iter()
+                            .any(|o| o.file == sp.file && o.start == sp.start)
                     {
                         spans.push(sp);
                     }

@@ -1076,23 +1076,33 @@ impl Runtime {
     ) -> Result<(), Rc<Bottom>> {
         match call.func {
             Func::Core(Builtin::MatchN) => {
-                let count = self.count_matches(x, &call.args[1])?;
-                let n = Value::int(count as i64);
-                let ok = match &call.args[0] {
-                    Value::Num(..) => super::expr::scalar_eq(&call.args[0], &n),
-                    c => self.value_accepts(c, &n),
+                let (count, open) = self.count_matches(x, &call.args[1])?;
+                let accepts = |this: &mut Runtime, k: usize| {
+                    let n = Value::int(k as i64);
+                    match &call.args[0] {
+                        Value::Num(..) => super::expr::scalar_eq(&call.args[0], &n),
+                        c => this.value_accepts(c, &n),
+                    }
                 };
-                if ok {
-                    Ok(())
-                } else {
-                    Err(Bottom::eval(format!(
-                        "invalid value {} (does not satisfy {}): {} matched, expected {}",
-                        self.value_text(x),
-                        call.text(self),
-                        count,
-                        self.value_text(&call.args[0])
-                    )))
+                if accepts(self, count) {
+                    return Ok(());
                 }
+                // Schemas that only lack required fields may still match once those are given:
+                // while that could satisfy the count, the failure is incomplete.
+                let could = (count + 1..=count + open).any(|k| accepts(self, k));
+                let b = Bottom::eval(format!(
+                    "invalid value {} (does not satisfy {}): {} matched, expected {}",
+                    self.value_text(x),
+                    call.text(self),
+                    count,
+                    self.value_text(&call.args[0])
+                ));
+                if could {
+                    let mut bb = (*b).clone();
+                    bb.code = ErrCode::Incomplete;
+                    return Err(Rc::new(bb));
+                }
+                Err(b)
             }
             Func::Core(Builtin::MatchIf) => {
                 let cond = self.matches_schema(x, &call.args[0]);
@@ -1148,22 +1158,67 @@ impl Runtime {
         }
     }
 
+    /// How many schemas `x` matches, and how many more it matches but for required fields it
+    /// does not have yet.
     pub(super) fn count_matches(
         &mut self,
         x: &Value,
         schemas: &Value,
-    ) -> Result<usize, Rc<Bottom>> {
+    ) -> Result<(usize, usize), Rc<Bottom>> {
         let Value::Vertex(w) = schemas else {
             return Err(Bottom::eval("matchN: schemas must be a list"));
         };
         let elems = self.list_elems(*w);
-        let mut count = 0;
+        let (mut count, mut open) = (0, 0);
         for e in elems {
-            if self.matches_schema(x, &Value::Vertex(e)) {
-                count += 1;
+            match self.schema_match(x, &Value::Vertex(e)) {
+                Some(true) => count += 1,
+                None => open += 1,
+                Some(false) => {}
             }
         }
-        Ok(count)
+        Ok((count, open))
+    }
+
+    /// Whether `x` matches `schema`: `None` when it does but for missing required fields.
+    fn schema_match(&mut self, x: &Value, schema: &Value) -> Option<bool> {
+        let Some(_nest) = Nesting::enter() else {
+            return Some(false);
+        };
+        let a = self.unify_values(&[x.clone(), schema.clone()]);
+        if self.finalize(a, false).is_some() || self.v(self.deref(a)).err.is_some() {
+            return Some(false);
+        }
+        if self.lacks_required(self.deref(a), 0) {
+            None
+        } else {
+            Some(true)
+        }
+    }
+
+    /// Whether a required field below `v` has no value.
+    fn lacks_required(&mut self, v: VId, depth: usize) -> bool {
+        if depth > MAX_NESTING {
+            return false;
+        }
+        let arcs = self.v(v).arcs.clone();
+        for a in arcs {
+            let ax = self.v(a);
+            if !ax.label.is_regular() {
+                continue;
+            }
+            match ax.arc_type {
+                ArcType::Required => return true,
+                ArcType::Optional => continue,
+                ArcType::Member => {
+                    let d = self.deref(a);
+                    if self.lacks_required(d, depth + 1) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// A new anonymous vertex holding the unification of the given values.
