@@ -15,6 +15,7 @@ mod build;
 mod cache;
 mod error;
 mod extract;
+mod images;
 mod ops;
 mod reference;
 mod registry;
@@ -26,6 +27,7 @@ pub use build::{
 pub use cache::Cache;
 pub use error::{OciError, Result};
 pub use extract::{ExtractLimits, extract_layer};
+pub use images::images_annotation;
 pub use ops::{
     ArtifactReference, FetchedModule, ModulePush, ModuleReference, PulledImage, artifact_digest,
     fetch_module, list_artifact_tags, list_module_versions, pull_artifact, pull_module,

@@ -100,7 +100,14 @@ pub fn push_module(
     validate_version(version)?;
     no_tag_or_digest(url)?;
     let layers = module_layers(dir, resolve_symlinks)?;
-    let annotations = default_annotations(dir, Some(version), source_date_epoch, user_annotations)?;
+    let mut annotations =
+        default_annotations(dir, Some(version), source_date_epoch, user_annotations)?;
+    // User annotations win over derived ones, as in Timoni.
+    if let Some(images) = super::images::images_annotation(dir)? {
+        annotations
+            .entry(annotations::IMAGES.to_string())
+            .or_insert(images);
+    }
     let image = assemble_image(layers.to_vec(), annotations);
     let mut tags = vec![version.to_string()];
     if latest {
