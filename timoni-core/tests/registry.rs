@@ -19,7 +19,7 @@ const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
 struct TestRegistry {
     child: Child,
     port: u16,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Drop for TestRegistry {
@@ -81,7 +81,7 @@ impl TestRegistry {
         let reg = TestRegistry {
             child,
             port,
-            _dir: dir,
+            dir: dir,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -384,4 +384,95 @@ fn basic_auth_is_required_and_accepted() {
             .len(),
         2
     );
+}
+
+#[test]
+fn a_tampered_blob_is_a_digest_error_and_nothing_is_extracted() {
+    let Some(server) = TestRegistry::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.url("tampered");
+    push(&reg, &dir, &url, "1.0.0", true);
+    // Rewrite every stored layer blob behind the registry's back (same length, other bytes).
+    let blobs = server.dir.path().join("data/docker/registry/v2/blobs");
+    for e in walkdir::WalkDir::new(&blobs) {
+        let e = e.unwrap();
+        if e.file_name() == "data" {
+            let mut bytes = std::fs::read(e.path()).unwrap();
+            if bytes.starts_with(&[0x1f, 0x8b]) {
+                let last = bytes.len() - 1;
+                bytes[last] ^= 0xff;
+                std::fs::write(e.path(), bytes).unwrap();
+            }
+        }
+    }
+    let dest = tmp.path().join("out");
+    let err = oci::pull_module(&reg, &url, None, &dest, &Cache::disabled()).unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("digest"), "{err}");
+    assert!(!dest.exists(), "nothing half-written");
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".timoni-pull-"))
+        .collect();
+    assert!(leftovers.is_empty(), "staging removed: {leftovers:?}");
+}
+
+#[test]
+fn a_hostile_layer_from_the_registry_is_refused_before_anything_lands() {
+    use oci::Registry as _;
+    let Some(server) = TestRegistry::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.url("hostile");
+    // A good file, then an entry climbing out of the target.
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data) in [
+        ("ok.cue", &b"package main\n"[..]),
+        ("../escaped", &b"pwned"[..]),
+    ] {
+        let mut h = tar::Header::new_ustar();
+        h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_cksum();
+        b.append(&h, data).unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &b.into_inner().unwrap()).unwrap();
+    let blob = gz.finish().unwrap();
+    let layer = oci::Layer {
+        digest: format!("sha256:{}", sha256_hex(&blob)),
+        diff_id: String::new(),
+        blob,
+        content_type: "generic".into(),
+    };
+    let image = oci::assemble_image(vec![layer.clone()], BTreeMap::new());
+    reg.push_blob(
+        &url,
+        &format!("sha256:{}", sha256_hex(&image.config)),
+        &image.config,
+    )
+    .unwrap();
+    reg.push_blob(&url, &layer.digest, &layer.blob).unwrap();
+    reg.push_manifest(&url, "1", &image.manifest, oci::MANIFEST_MEDIA_TYPE)
+        .unwrap();
+
+    let dest = tmp.path().join("out");
+    let err =
+        oci::pull_artifact(&reg, &url.with_tag("1"), None, &dest, &Cache::disabled()).unwrap_err();
+    assert!(matches!(err, OciError::UnsafeEntry { .. }), "{err}");
+    assert!(!dest.exists(), "the good entry did not land either");
+    assert!(!tmp.path().join("escaped").exists());
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(data))
 }
