@@ -78,11 +78,7 @@ impl TestRegistry {
             .stderr(Stdio::null())
             .spawn()
             .expect("start docker-registry");
-        let reg = TestRegistry {
-            child,
-            port,
-            dir: dir,
-        };
+        let reg = TestRegistry { child, port, dir };
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "docker-registry did not start");
