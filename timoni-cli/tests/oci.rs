@@ -22,6 +22,11 @@ impl Drop for TestRegistry {
 }
 
 fn start_registry() -> Option<TestRegistry> {
+    start_registry_with(None)
+}
+
+/// Starts a registry, with basic auth from this htpasswd line when given.
+fn start_registry_with(htpasswd: Option<&[u8]>) -> Option<TestRegistry> {
     let bin = "/usr/bin/docker-registry";
     if !Path::new(bin).exists() {
         eprintln!("SKIPPED: {bin} is missing; apt-get install -y docker-registry to run this test");
@@ -34,15 +39,20 @@ fn start_registry() -> Option<TestRegistry> {
         .unwrap()
         .port();
     let config = dir.path().join("config.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
-             http:\n  addr: 127.0.0.1:{port}\n",
-            dir.path().join("data").display()
-        ),
-    )
-    .unwrap();
+    let mut text = format!(
+        "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
+         http:\n  addr: 127.0.0.1:{port}\n",
+        dir.path().join("data").display()
+    );
+    if let Some(line) = htpasswd {
+        let path = dir.path().join("htpasswd");
+        std::fs::write(&path, line).unwrap();
+        text.push_str(&format!(
+            "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
+            path.display()
+        ));
+    }
+    std::fs::write(&config, text).unwrap();
     let child = Command::new(bin)
         .arg("serve")
         .arg(&config)
@@ -61,8 +71,21 @@ fn start_registry() -> Option<TestRegistry> {
 
 /// Runs `timoni ARGS` with a private HOME (cache, docker config) and a fixed SOURCE_DATE_EPOCH.
 fn timoni(home: &Path, args: &[&str]) -> Output {
+    timoni_with_path(home, args, None)
+}
+
+/// Like [`timoni`], with `extra` prepended to `PATH` (for credential helpers).
+fn timoni_with_path(home: &Path, args: &[&str], extra: Option<&Path>) -> Output {
+    let mut path = std::env::var_os("PATH").unwrap_or_default();
+    if let Some(dir) = extra {
+        let mut joined = dir.as_os_str().to_os_string();
+        joined.push(":");
+        joined.push(&path);
+        path = joined;
+    }
     Command::new(env!("CARGO_BIN_EXE_timoni"))
         .args(args)
+        .env("PATH", path)
         .env("HOME", home)
         .env_remove("DOCKER_CONFIG")
         .env_remove("TIMONI_CACHE_DIR")
@@ -226,4 +249,70 @@ fn bad_urls_and_versions_fail_with_one_clear_line() {
         &["mod", "push", ".", "oci://127.0.0.1:1/x", "-v", "v1"],
     );
     insta::assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r#"✗ version "v1" is not strict semver: unexpected character 'v' while parsing major version number"#);
+}
+
+#[test]
+fn credentials_come_from_creds_login_or_a_docker_credential_helper() {
+    let line = match Command::new("htpasswd")
+        .args(["-Bbn", "alice", "s3cret"])
+        .output()
+    {
+        Ok(o) if o.status.success() => o.stdout,
+        _ => {
+            eprintln!("SKIPPED: htpasswd is missing; apt-get install -y apache2-utils");
+            return;
+        }
+    };
+    let Some(reg) = start_registry_with(Some(&line)) else {
+        return;
+    };
+    let home = reg.dir.path().join("home");
+    let host = format!("127.0.0.1:{}", reg.port);
+    let url = format!("oci://{host}/private");
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../timoni-core/testdata/oci/module");
+    let m = module.to_str().unwrap();
+
+    let denied = timoni(&home, &["mod", "push", m, &url, "-v", "1.0.0"]);
+    assert!(!denied.status.success());
+    assert!(String::from_utf8_lossy(&denied.stderr).contains("401"));
+    ok(timoni(
+        &home,
+        &[
+            "mod",
+            "push",
+            m,
+            &url,
+            "-v",
+            "1.0.0",
+            "--creds",
+            "alice:s3cret",
+        ],
+    ));
+
+    // `registry login` writes ~/.docker/config.json, which later commands read.
+    ok(timoni(
+        &home,
+        &["registry", "login", &host, "-u", "alice", "-p", "s3cret"],
+    ));
+    assert!(ok(timoni(&home, &["mod", "list", &url])).contains("1.0.0"));
+    ok(timoni(&home, &["registry", "logout", &host]));
+    assert!(!timoni(&home, &["mod", "list", &url]).status.success());
+
+    // A credential helper named in credHelpers.
+    let bin = reg.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let helper = bin.join("docker-credential-fake");
+    std::fs::write(
+        &helper,
+        "#!/bin/sh\nread server\nprintf '{\"ServerURL\":\"%s\",\"Username\":\"alice\",\"Secret\":\"s3cret\"}' \"$server\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        home.join(".docker/config.json"),
+        format!(r#"{{"credHelpers":{{"{host}":"fake"}}}}"#),
+    )
+    .unwrap();
+    let listed = timoni_with_path(&home, &["mod", "list", &url, "-o", "json"], Some(&bin));
+    assert!(ok(listed).contains("\"version\": \"1.0.0\""));
 }
