@@ -3,6 +3,7 @@
 
 mod cue;
 mod fmt;
+mod oci_cmds;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,12 @@ enum Command {
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
+    /// Push, pull and list modules in container registries.
+    Mod(oci_cmds::ModArgs),
+    /// Push, pull, tag and list generic Timoni artifacts.
+    Artifact(oci_cmds::ArtifactArgs),
+    /// Log in to and out of container registries.
+    Registry(oci_cmds::RegistryArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +46,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
+        Command::Mod(args) => oci_cmds::run_mod(args),
+        Command::Artifact(args) => oci_cmds::run_artifact(args),
+        Command::Registry(args) => oci_cmds::run_registry(args),
     };
     match result {
         Ok(code) => code,

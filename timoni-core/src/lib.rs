@@ -2,8 +2,10 @@
 //! engine and OCI distribution. The cluster and the registry are reached through small traits, and
 //! nothing here prints: every operation returns data for a frontend to render.
 //!
-//! Today: [`fmt`], the engine of `timoni fmt`.
+//! Today: [`fmt`], the engine of `timoni fmt`, and [`oci`], OCI distribution of modules and
+//! artifacts.
 
 pub mod fmt;
+pub mod oci;
 
 pub use cue_eval;

@@ -1,0 +1,488 @@
+//! `timoni mod push|pull|list`, `timoni artifact push|pull|tag|list|digest` and `timoni registry
+//! login|logout`: clap structs, then one call into `timoni_core::oci`, then rendering (`-o
+//! json|yaml`, a tab-separated table, or one status line on stderr).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{ArgAction, Subcommand, ValueEnum};
+use cue_eval::encode::{Data, Field, to_yaml};
+use serde::Serialize;
+use timoni_core::oci::{
+    self, ArtifactUrl, Cache, OciClientRegistry, RegistryOptions, docker_config_path,
+    resolve_credentials,
+};
+
+/// Flags every registry command shares (global in Timoni).
+#[derive(clap::Args, Debug)]
+pub struct OciFlags {
+    /// Allow plain HTTP and self-signed certificates.
+    #[arg(long, global = true)]
+    registry_insecure: bool,
+    /// Directory of the OCI layer cache [default: $TIMONI_CACHE_DIR or ~/.timoni/cache].
+    #[arg(long, global = true, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Output {
+    Yaml,
+    Json,
+}
+
+/// `timoni mod …` (registry subcommands).
+#[derive(clap::Args, Debug)]
+pub struct ModArgs {
+    #[command(subcommand)]
+    command: ModCommand,
+    #[command(flatten)]
+    flags: OciFlags,
+}
+
+#[derive(Subcommand, Debug)]
+enum ModCommand {
+    /// Push a module to a container registry.
+    Push(ModPush),
+    /// Pull a module version from a container registry.
+    Pull(ModPull),
+    /// List the versions of a module.
+    #[command(visible_alias = "ls")]
+    List(ModList),
+}
+
+#[derive(clap::Args, Debug)]
+struct ModPush {
+    /// The module directory.
+    module_dir: PathBuf,
+    /// The repository, `oci://<host>/<repo>`.
+    module_url: String,
+    /// The module version (strict semver, used as the tag).
+    #[arg(short, long)]
+    version: String,
+    /// Also tag the version as `latest`.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    latest: bool,
+    /// Manifest annotation `key=value` (repeatable).
+    #[arg(short, long = "annotation", value_name = "KEY=VALUE")]
+    annotations: Vec<String>,
+    /// Print `{url, repository, version, digest}`.
+    #[arg(short, long, value_enum)]
+    output: Option<Output>,
+    /// Store the files symlinks point to instead of skipping them.
+    #[arg(long)]
+    resolve_symlinks: bool,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ModPull {
+    /// The module, `oci://<host>/<repo>[:tag|@digest]`.
+    module_url: String,
+    /// The version to pull.
+    #[arg(short, long, default_value = "latest")]
+    version: String,
+    /// Directory to extract the module into.
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ModList {
+    /// The repository, `oci://<host>/<repo>`.
+    module_url: String,
+    /// Resolve the digest of every version.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    with_digest: bool,
+    /// At most this many versions (0 = all).
+    #[arg(long, default_value_t = 100)]
+    limit: usize,
+    #[arg(short, long, value_enum)]
+    output: Option<Output>,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+/// `timoni artifact …`.
+#[derive(clap::Args, Debug)]
+pub struct ArtifactArgs {
+    #[command(subcommand)]
+    command: ArtifactCommand,
+    #[command(flatten)]
+    flags: OciFlags,
+}
+
+#[derive(Subcommand, Debug)]
+enum ArtifactCommand {
+    /// Push a directory or a file as a Timoni artifact.
+    Push(ArtifactPush),
+    /// Pull an artifact and extract its layers.
+    Pull(ArtifactPull),
+    /// Add tags to an artifact.
+    Tag(ArtifactTag),
+    /// List the tags of an artifact repository.
+    #[command(visible_alias = "ls")]
+    List(ArtifactList),
+    /// Print the digest of an artifact tag.
+    Digest(ArtifactDigest),
+}
+
+#[derive(clap::Args, Debug)]
+struct ArtifactPush {
+    /// The repository, `oci://<host>/<repo>`.
+    artifact_url: String,
+    /// Directory or file to pack.
+    #[arg(short = 'f', long, default_value = ".")]
+    filepath: PathBuf,
+    /// Tag (repeatable, at least one).
+    #[arg(short, long = "tag", required = true)]
+    tags: Vec<String>,
+    /// Manifest annotation `key=value` (repeatable).
+    #[arg(short, long = "annotation", value_name = "KEY=VALUE")]
+    annotations: Vec<String>,
+    /// The `sh.timoni.content.type` of the layer.
+    #[arg(long, default_value = oci::CONTENT_TYPE_GENERIC)]
+    content_type: String,
+    #[arg(short, long, value_enum)]
+    output: Option<Output>,
+    /// Store the files symlinks point to instead of skipping them.
+    #[arg(long)]
+    resolve_symlinks: bool,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ArtifactPull {
+    /// The artifact, `oci://<host>/<repo>[:tag|@digest]`.
+    artifact_url: String,
+    /// Directory to extract into.
+    #[arg(short, long, default_value = ".")]
+    output: PathBuf,
+    /// Only the layers with this content type.
+    #[arg(long)]
+    content_type: Option<String>,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ArtifactTag {
+    /// The artifact, `oci://<host>/<repo>[:tag|@digest]`.
+    artifact_url: String,
+    /// Tag to add (repeatable).
+    #[arg(short, long = "tag", required = true)]
+    tags: Vec<String>,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ArtifactList {
+    /// The repository, `oci://<host>/<repo>`.
+    artifact_url: String,
+    /// Resolve the digest of every tag.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    with_digest: bool,
+    /// At most this many tags (0 = all).
+    #[arg(long, default_value_t = 100)]
+    limit: usize,
+    /// Only tags matching this regular expression.
+    #[arg(long)]
+    filter_regex: Option<String>,
+    /// Only tags in this semver range.
+    #[arg(long)]
+    filter_semver: Option<String>,
+    #[arg(short, long, value_enum)]
+    output: Option<Output>,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ArtifactDigest {
+    /// The artifact, `oci://<host>/<repo>[:tag]` (default tag `latest`).
+    artifact_url: String,
+    #[arg(short, long, value_enum)]
+    output: Option<Output>,
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    creds: Option<String>,
+}
+
+/// `timoni registry …`.
+#[derive(clap::Args, Debug)]
+pub struct RegistryArgs {
+    #[command(subcommand)]
+    command: RegistryCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum RegistryCommand {
+    /// Store registry credentials in the docker config.
+    Login {
+        registry: String,
+        #[arg(short, long)]
+        username: String,
+        #[arg(short, long, conflicts_with = "password_stdin")]
+        password: Option<String>,
+        /// Read the password from stdin.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Remove registry credentials from the docker config.
+    Logout { registry: String },
+}
+
+fn env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+fn connect(url: &ArtifactUrl, creds: Option<&str>, flags: &OciFlags) -> Result<OciClientRegistry> {
+    let config = docker_config_path(env);
+    let credentials = resolve_credentials(creds, &url.registry, config.as_deref())?;
+    Ok(OciClientRegistry::new(
+        url,
+        &RegistryOptions {
+            insecure: flags.registry_insecure,
+            credentials,
+        },
+    )?)
+}
+
+fn cache(flags: &OciFlags) -> Cache {
+    Cache::from_settings(flags.cache_dir.as_deref(), env)
+}
+
+fn annotations(pairs: &[String]) -> Result<BTreeMap<String, String>> {
+    pairs
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => bail!("invalid annotation {p:?}: expected key=value"),
+        })
+        .collect()
+}
+
+fn to_data(v: &serde_json::Value) -> Data {
+    match v {
+        serde_json::Value::Null => Data::Null,
+        serde_json::Value::Bool(b) => Data::Bool(*b),
+        serde_json::Value::Number(n) => Data::int(n.to_string()),
+        serde_json::Value::String(s) => Data::string(s.clone()),
+        serde_json::Value::Array(a) => Data::List(a.iter().map(to_data).collect()),
+        serde_json::Value::Object(m) => {
+            Data::Struct(m.iter().map(|(k, v)| Field::new(k, to_data(v))).collect())
+        }
+    }
+}
+
+fn render(value: &impl Serialize, output: Output) -> Result<()> {
+    let v = serde_json::to_value(value)?;
+    match output {
+        Output::Json => println!("{}", serde_json::to_string_pretty(&v)?),
+        Output::Yaml => print!("{}", to_yaml(&to_data(&v))),
+    }
+    Ok(())
+}
+
+/// Runs `timoni mod push|pull|list`.
+pub fn run_mod(args: ModArgs) -> Result<ExitCode> {
+    let flags = &args.flags;
+    match args.command {
+        ModCommand::Push(a) => {
+            let url = ArtifactUrl::parse(&a.module_url)?;
+            if a.module_dir.is_file() {
+                bail!(
+                    "{}: pushing a module archive is not supported yet; give the module directory",
+                    a.module_dir.display()
+                );
+            }
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let sde = env("SOURCE_DATE_EPOCH");
+            let pushed = oci::push_module(
+                &reg,
+                &a.module_dir,
+                &url,
+                &a.version,
+                a.latest,
+                &annotations(&a.annotations)?,
+                sde.as_deref(),
+                a.resolve_symlinks,
+            )?;
+            match a.output {
+                Some(o) => render(&pushed, o)?,
+                None => eprintln!("pushed {}@{}", pushed.url, pushed.digest),
+            }
+        }
+        ModCommand::Pull(a) => {
+            let url = ArtifactUrl::parse(&a.module_url)?;
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let version =
+                (url.tag.is_none() || a.version != "latest").then_some(a.version.as_str());
+            let pulled = oci::pull_module(&reg, &url, version, &a.output, &cache(flags))?;
+            eprintln!(
+                "extracted {}@{} to {}",
+                url.with_tag(version.unwrap_or(url.reference())),
+                pulled.digest,
+                a.output.display()
+            );
+        }
+        ModCommand::List(a) => {
+            let url = ArtifactUrl::parse(&a.module_url)?;
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let list = oci::list_module_versions(&reg, &url, a.with_digest, a.limit)?;
+            match a.output {
+                Some(o) => render(&list, o)?,
+                None => {
+                    let rows = list
+                        .iter()
+                        .map(|m| vec![m.version.clone(), m.digest.clone()]);
+                    table(&["VERSION", "DIGEST"], a.with_digest, rows);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a tab-separated table with uppercased headers; the second column only if `second`.
+fn table(headers: &[&str], second: bool, rows: impl Iterator<Item = Vec<String>>) {
+    let keep = if second { headers.len() } else { 1 };
+    println!("{}", headers[..keep].join("\t"));
+    for r in rows {
+        println!("{}", r[..keep].join("\t"));
+    }
+}
+
+/// Runs `timoni artifact push|pull|tag|list|digest`.
+pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
+    let flags = &args.flags;
+    match args.command {
+        ArtifactCommand::Push(a) => {
+            let url = ArtifactUrl::parse(&a.artifact_url)?;
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let sde = env("SOURCE_DATE_EPOCH");
+            let pushed = oci::push_artifact(
+                &reg,
+                &a.filepath,
+                &url,
+                &a.tags,
+                &a.content_type,
+                &annotations(&a.annotations)?,
+                sde.as_deref(),
+                a.resolve_symlinks,
+            )?;
+            match a.output {
+                Some(o) => {
+                    let mut v = serde_json::to_value(&pushed)?;
+                    v.as_object_mut()
+                        .expect("a struct")
+                        .insert("url".into(), url.with_tag(&pushed.tag).to_string().into());
+                    render(&v, o)?
+                }
+                None => eprintln!("pushed {}@{}", url.with_tag(&pushed.tag), pushed.digest),
+            }
+        }
+        ArtifactCommand::Pull(a) => {
+            let url = ArtifactUrl::parse(&a.artifact_url)?;
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let pulled = oci::pull_artifact(
+                &reg,
+                &url,
+                a.content_type.as_deref(),
+                &a.output,
+                &cache(flags),
+            )?;
+            eprintln!(
+                "extracted {} layer(s) of {url}@{} to {}",
+                pulled.layers,
+                pulled.digest,
+                a.output.display()
+            );
+        }
+        ArtifactCommand::Tag(a) => {
+            let url = ArtifactUrl::parse(&a.artifact_url)?;
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let digest = oci::tag_artifact(&reg, &url, &a.tags)?;
+            for t in &a.tags {
+                eprintln!("tagged {}@{digest}", url.with_tag(t));
+            }
+        }
+        ArtifactCommand::List(a) => {
+            let url = ArtifactUrl::parse(&a.artifact_url)?;
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let list = oci::list_artifact_tags(
+                &reg,
+                &url,
+                a.with_digest,
+                a.limit,
+                a.filter_regex.as_deref(),
+                a.filter_semver.as_deref(),
+            )?;
+            match a.output {
+                Some(o) => render(&list, o)?,
+                None => {
+                    let rows = list.iter().map(|t| vec![t.tag.clone(), t.digest.clone()]);
+                    table(&["TAG", "DIGEST"], a.with_digest, rows);
+                }
+            }
+        }
+        ArtifactCommand::Digest(a) => {
+            let url = ArtifactUrl::parse(&a.artifact_url)?;
+            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let r = oci::artifact_digest(&reg, &url)?;
+            match a.output {
+                Some(o) => render(&r, o)?,
+                None => println!("{}", r.digest),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `timoni registry login|logout`.
+pub fn run_registry(args: RegistryArgs) -> Result<ExitCode> {
+    let path = docker_config_path(env)
+        .context("neither $DOCKER_CONFIG nor $HOME is set: no docker config to write")?;
+    match args.command {
+        RegistryCommand::Login {
+            registry,
+            username,
+            password,
+            password_stdin,
+        } => {
+            let password = match (password, password_stdin) {
+                (Some(p), false) => p,
+                (None, true) => {
+                    let mut s = String::new();
+                    std::io::stdin().read_to_string(&mut s)?;
+                    s.trim_end_matches(['\r', '\n']).to_string()
+                }
+                _ => bail!("registry login needs --password or --password-stdin"),
+            };
+            oci::login(&path, &registry, &username, &password)?;
+            eprintln!("logged in to {registry} ({})", path.display());
+        }
+        RegistryCommand::Logout { registry } => {
+            if oci::logout(&path, &registry)? {
+                eprintln!("logged out of {registry}");
+            } else {
+                eprintln!("not logged in to {registry}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
