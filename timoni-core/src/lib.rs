@@ -2,8 +2,10 @@
 //! engine and OCI distribution. The cluster and the registry are reached through small traits, and
 //! nothing here prints: every operation returns data for a frontend to render.
 //!
-//! Today: [`fmt`], the engine of `timoni fmt`.
+//! Today: [`fmt`], the engine of `timoni fmt`, and [`vendor`], the schema generators of
+//! `timoni mod vendor crd` and of the Kubernetes schemas of the starter blueprint.
 
 pub mod fmt;
+pub mod vendor;
 
 pub use cue_eval;
