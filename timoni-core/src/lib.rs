@@ -2,9 +2,11 @@
 //! engine and OCI distribution. The cluster and the registry are reached through small traits, and
 //! nothing here prints: every operation returns data for a frontend to render.
 //!
-//! Today: [`fmt`], the engine of `timoni fmt`, and [`vendor`], the schema generators of
-//! `timoni mod vendor crd` and of the Kubernetes schemas of the starter blueprint.
+//! Today: [`fmt`], the engine of `timoni fmt`; [`vendor`], the schema generators of
+//! `timoni mod vendor crd` and of the Kubernetes schemas of the starter blueprint; and
+//! [`blueprint`], the embedded starter of `timoni mod init`.
 
+pub mod blueprint;
 pub mod fmt;
 pub mod vendor;
 

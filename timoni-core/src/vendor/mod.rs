@@ -9,5 +9,5 @@
 //! Nothing here prints; the writers return the paths they wrote.
 
 pub mod crd;
-
+pub mod k8s;
 pub mod schema;

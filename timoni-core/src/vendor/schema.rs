@@ -82,17 +82,27 @@ impl<'a> Converter<'a> {
             .any(|k| get(s, k).is_some())
             || preserves_unknown(s) && is_object_type;
 
+        let type_list: Option<Vec<&str>> = match get(s, "type") {
+            Some(Data::List(ts)) => ts
+                .iter()
+                .map(|t| match t {
+                    Data::String(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
         let base: Option<String> = if let Some(values) = enum_values(s) {
             Some(values)
+        } else if let Some(types) = type_list {
+            // `type: [A, B]`: a disjunction of the types, each with its own keywords.
+            let parts: Vec<String> = types.iter().filter_map(|t| self.typed(t, s)).collect();
+            (!parts.is_empty()).then(|| parts.join(" | "))
         } else {
             match ty {
-                Some("string") => Some(self.string(s)),
-                Some("integer") => Some(integer(s)),
-                Some("number") => Some(number(s)),
-                Some("boolean") => Some("bool".to_string()),
-                Some("array") => Some(self.array(s)),
-                Some("object") => Some(self.object(s)),
-                Some("null") => Some("null".to_string()),
+                Some(
+                    t @ ("string" | "integer" | "number" | "boolean" | "array" | "object" | "null"),
+                ) => self.typed(t, s),
                 _ if object_keywords => {
                     let st = self.object(s);
                     if known_object {
@@ -119,6 +129,20 @@ impl<'a> Converter<'a> {
             e = format!("null | {e}");
         }
         e
+    }
+
+    /// The expression of one JSON-Schema type with the keywords of `s` that apply to it.
+    fn typed(&mut self, t: &str, s: &Data) -> Option<String> {
+        Some(match t {
+            "string" => self.string(s),
+            "integer" => integer(s),
+            "number" => number(s),
+            "boolean" => "bool".to_string(),
+            "array" => self.array(s),
+            "object" => self.object(s),
+            "null" => "null".to_string(),
+            _ => return None,
+        })
     }
 
     /// `allOf`, `oneOf`, `anyOf` and `not`, as `matchN` calls.
