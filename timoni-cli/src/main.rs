@@ -3,6 +3,7 @@
 
 mod cue;
 mod fmt;
+mod vendor;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ enum Command {
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
+    /// Create modules and vendor schemas into them.
+    Mod(vendor::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
+        Command::Mod(args) => vendor::run(args),
     };
     match result {
         Ok(code) => code,
