@@ -1,8 +1,10 @@
-//! A provisional `timoni mod` group with `mod init NAME [PATH]` and
+//! A provisional `timoni mod` group with `mod init NAME [PATH]`, `mod vendor k8s [PATH]` and
 //! `mod vendor crd [-f FILE] [PATH]`, until the module commands are merged into one group.
 //!
 //! * `mod init` writes the starter blueprint embedded in the binary to `PATH/NAME` (no network,
 //!   no `--blueprint`: Timoni's OCI blueprints need a registry).
+//! * `mod vendor k8s` copies the Kubernetes schemas of the embedded starter (one Kubernetes
+//!   version, no network) into `PATH/cue.mod/gen/k8s.io`.
 //! * `mod vendor crd` converts the CRDs of a local YAML file into
 //!   `PATH/cue.mod/gen/<group>/<kind>/<version>/types_gen.cue`. Reading the CRDs from a URL, as
 //!   Timoni can, is not supported: there is no network access here.
@@ -48,6 +50,18 @@ enum VendorCommand {
     /// Vendor CUE schemas generated from Kubernetes CRDs.
     #[command(alias = "crds")]
     Crd(CrdArgs),
+    /// Vendor the Kubernetes API schemas shipped in the binary (core/v1, apps/v1, meta/v1).
+    K8s(K8sArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct K8sArgs {
+    /// The module directory (it must have a cue.mod directory).
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// The Kubernetes minor version; only the one shipped in the binary is available.
+    #[arg(short, long, default_value = "latest")]
+    version: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -66,7 +80,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Vendor(VendorArgs {
             command: VendorCommand::Crd(a),
         }) => vendor_crd(a),
+        Command::Vendor(VendorArgs {
+            command: VendorCommand::K8s(a),
+        }) => vendor_k8s(a),
     }
+}
+
+fn vendor_k8s(args: K8sArgs) -> anyhow::Result<ExitCode> {
+    let have = blueprint::K8S_SCHEMA_VERSION;
+    let wanted = args.version.trim_start_matches('v');
+    if wanted != "latest" && wanted != have {
+        bail!(
+            "Kubernetes schemas {} are not available offline: this binary ships {have} (there is no network access to fetch others)",
+            args.version
+        );
+    }
+    let files = blueprint::vendor_k8s(&args.path)?;
+    eprintln!(
+        "schemas vendored: k8s.io ({} files, Kubernetes {have})",
+        files.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn init(args: InitArgs) -> anyhow::Result<ExitCode> {

@@ -115,6 +115,20 @@ fn init_never_overwrites_and_checks_the_name() {
     insta::assert_snapshot!("init_bad_name", out);
 }
 
+#[test]
+fn vendor_k8s_is_offline_and_has_one_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("cue.mod")).unwrap();
+    let (_, ok) = run(tmp.path(), &["mod", "vendor", "k8s"]);
+    let (_, other) = run(tmp.path(), &["mod", "vendor", "k8s", "-v", "1.28"]);
+    insta::assert_snapshot!("vendor_k8s", format!("{ok}\n{other}"));
+    assert!(
+        tmp.path()
+            .join("cue.mod/gen/k8s.io/apimachinery/pkg/apis/meta/v1/types_gen.cue")
+            .is_file()
+    );
+}
+
 fn widgets_crd() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../timoni-core/tests/testdata/crd/widgets.yaml")
 }

@@ -73,6 +73,42 @@ fn valid_name(name: &str) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
+/// The Kubernetes version of the schemas under the starter's `cue.mod/gen/k8s.io`.
+pub const K8S_SCHEMA_VERSION: &str = "1.34";
+
+/// `timoni mod vendor k8s` offline: writes the starter's Kubernetes schemas (core/v1, apps/v1,
+/// meta/v1 and what they import, Kubernetes [`K8S_SCHEMA_VERSION`]) into
+/// `module_root/cue.mod/gen/k8s.io`, replacing files of the same name. Returns the files
+/// written, relative to `cue.mod/gen`.
+pub fn vendor_k8s(module_root: &Path) -> Result<Vec<PathBuf>, InitError> {
+    let cue_mod = module_root.join("cue.mod");
+    if !cue_mod.is_dir() {
+        return Err(InitError::Io(format!(
+            "cue.mod not found in the module path {}",
+            module_root.display()
+        )));
+    }
+    let prefix = Path::new("cue.mod/gen");
+    let mut written = Vec::new();
+    for (rel, contents) in starter_files() {
+        let Ok(sub) = rel.strip_prefix(prefix) else {
+            continue;
+        };
+        if !sub.starts_with("k8s.io") {
+            continue;
+        }
+        let path = cue_mod.join("gen").join(sub);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| InitError::Io(format!("creating {}: {e}", dir.display())))?;
+        }
+        std::fs::write(&path, contents)
+            .map_err(|e| InitError::Io(format!("writing {}: {e}", path.display())))?;
+        written.push(sub.to_path_buf());
+    }
+    Ok(written)
+}
+
 /// Writes the starter as module `name` into `parent/name` and returns that directory and the
 /// files written (relative paths, sorted).
 pub fn init(name: &str, parent: &Path) -> Result<(PathBuf, Vec<PathBuf>), InitError> {
@@ -138,6 +174,26 @@ mod tests {
                 "missing {want} in {files:?}"
             );
         }
+    }
+
+    #[test]
+    fn vendor_k8s_writes_the_schemas_into_cue_mod_gen() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(vendor_k8s(tmp.path()).is_err(), "no cue.mod");
+        std::fs::create_dir(tmp.path().join("cue.mod")).unwrap();
+        let files = vendor_k8s(tmp.path()).unwrap();
+        assert!(
+            files.contains(&PathBuf::from("k8s.io/api/core/v1/types_gen.cue")),
+            "{files:?}"
+        );
+        let apps = tmp
+            .path()
+            .join("cue.mod/gen/k8s.io/api/apps/v1/types_gen.cue");
+        assert!(
+            std::fs::read_to_string(apps)
+                .unwrap()
+                .contains("#Deployment: {")
+        );
     }
 
     #[test]
