@@ -4,6 +4,7 @@
 mod cue;
 mod fmt;
 mod oci_cmds;
+mod vendor;
 
 use std::process::ExitCode;
 
@@ -23,12 +24,29 @@ enum Command {
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
-    /// Push, pull and list modules in container registries.
-    Mod(oci_cmds::ModArgs),
+    /// Create, vendor into, push, pull and list modules.
+    Mod(ModArgs),
     /// Push, pull, tag and list generic Timoni artifacts.
     Artifact(oci_cmds::ArtifactArgs),
     /// Log in to and out of container registries.
     Registry(oci_cmds::RegistryArgs),
+}
+
+/// `timoni mod …`.
+#[derive(clap::Args, Debug)]
+struct ModArgs {
+    #[command(subcommand)]
+    command: ModCommand,
+    #[command(flatten)]
+    oci: oci_cmds::OciFlags,
+}
+
+#[derive(Subcommand, Debug)]
+enum ModCommand {
+    #[command(flatten)]
+    Local(vendor::Command),
+    #[command(flatten)]
+    Oci(oci_cmds::ModCommand),
 }
 
 fn main() -> ExitCode {
@@ -46,7 +64,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
-        Command::Mod(args) => oci_cmds::run_mod(args),
+        Command::Mod(args) => match args.command {
+            ModCommand::Oci(c) => oci_cmds::run_mod_command(c, &args.oci),
+            ModCommand::Local(c) => vendor::run_command(c),
+        },
         Command::Artifact(args) => oci_cmds::run_artifact(args),
         Command::Registry(args) => oci_cmds::run_registry(args),
     };

@@ -33,17 +33,9 @@ enum Output {
     Json,
 }
 
-/// `timoni mod …` (registry subcommands).
-#[derive(clap::Args, Debug)]
-pub struct ModArgs {
-    #[command(subcommand)]
-    command: ModCommand,
-    #[command(flatten)]
-    flags: OciFlags,
-}
-
+/// The registry subcommands of `timoni mod`.
 #[derive(Subcommand, Debug)]
-enum ModCommand {
+pub enum ModCommand {
     /// Push a module to a container registry.
     Push(ModPush),
     /// Pull a module version from a container registry.
@@ -54,7 +46,7 @@ enum ModCommand {
 }
 
 #[derive(clap::Args, Debug)]
-struct ModPush {
+pub struct ModPush {
     /// The module directory.
     module_dir: PathBuf,
     /// The repository, `oci://<host>/<repo>`.
@@ -80,7 +72,7 @@ struct ModPush {
 }
 
 #[derive(clap::Args, Debug)]
-struct ModPull {
+pub struct ModPull {
     /// The module, `oci://<host>/<repo>[:tag|@digest]`.
     module_url: String,
     /// The version to pull.
@@ -95,7 +87,7 @@ struct ModPull {
 }
 
 #[derive(clap::Args, Debug)]
-struct ModList {
+pub struct ModList {
     /// The repository, `oci://<host>/<repo>`.
     module_url: String,
     /// Resolve the digest of every version.
@@ -299,9 +291,9 @@ fn render(value: &impl Serialize, output: Output) -> Result<()> {
 }
 
 /// Runs `timoni mod push|pull|list`.
-pub fn run_mod(args: ModArgs) -> Result<ExitCode> {
-    let flags = &args.flags;
-    match args.command {
+/// Runs one registry subcommand of `timoni mod`.
+pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode> {
+    match command {
         ModCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
             if a.module_dir.is_file() {

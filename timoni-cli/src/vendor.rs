@@ -1,0 +1,137 @@
+//! The local module subcommands of `timoni mod`: `mod init NAME [PATH]`, `mod vendor k8s [PATH]`
+//! and `mod vendor crd [-f FILE] [PATH]`.
+//!
+//! * `mod init` writes the starter blueprint embedded in the binary to `PATH/NAME` (no network,
+//!   no `--blueprint`: Timoni's OCI blueprints need a registry).
+//! * `mod vendor k8s` copies the Kubernetes schemas of the embedded starter (one Kubernetes
+//!   version, no network) into `PATH/cue.mod/gen/k8s.io`.
+//! * `mod vendor crd` converts the CRDs of a local YAML file into
+//!   `PATH/cue.mod/gen/<group>/<kind>/<version>/types_gen.cue`. Reading the CRDs from a URL, as
+//!   Timoni can, is not supported: there is no network access here.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use timoni_core::blueprint;
+use timoni_core::vendor::crd;
+
+/// The local subcommands of `timoni mod`: `init` and `vendor`.
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    /// Create a module from the starter blueprint embedded in the binary.
+    Init(InitArgs),
+    /// Vendor CUE schemas into a module's cue.mod/gen.
+    Vendor(VendorArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct InitArgs {
+    /// The module name; the module is written to PATH/NAME.
+    name: String,
+    /// The directory that gets the module directory.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct VendorArgs {
+    #[command(subcommand)]
+    command: VendorCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum VendorCommand {
+    /// Vendor CUE schemas generated from Kubernetes CRDs.
+    #[command(alias = "crds")]
+    Crd(CrdArgs),
+    /// Vendor the Kubernetes API schemas shipped in the binary (core/v1, apps/v1, meta/v1).
+    K8s(K8sArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct K8sArgs {
+    /// The module directory (it must have a cue.mod directory).
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// The Kubernetes minor version; only the one shipped in the binary is available.
+    #[arg(short, long, default_value = "latest")]
+    version: String,
+}
+
+#[derive(clap::Args, Debug)]
+struct CrdArgs {
+    /// The module directory (it must have a cue.mod directory).
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// The path to a YAML file with Kubernetes CRDs (other documents are skipped).
+    #[arg(short, long)]
+    file: Option<String>,
+}
+
+/// Runs `timoni mod init` or `timoni mod vendor ...`.
+pub fn run_command(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Init(a) => init(a),
+        Command::Vendor(VendorArgs {
+            command: VendorCommand::Crd(a),
+        }) => vendor_crd(a),
+        Command::Vendor(VendorArgs {
+            command: VendorCommand::K8s(a),
+        }) => vendor_k8s(a),
+    }
+}
+
+fn vendor_k8s(args: K8sArgs) -> anyhow::Result<ExitCode> {
+    let have = blueprint::K8S_SCHEMA_VERSION;
+    let wanted = args.version.trim_start_matches('v');
+    if wanted != "latest" && wanted != have {
+        bail!(
+            "Kubernetes schemas {} are not available offline: this binary ships {have} (there is no network access to fetch others)",
+            args.version
+        );
+    }
+    let files = blueprint::vendor_k8s(&args.path)?;
+    eprintln!(
+        "schemas vendored: k8s.io ({} files, Kubernetes {have})",
+        files.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
+    let (dir, files) = blueprint::init(&args.name, &args.path)?;
+    eprintln!(
+        "module initialized: {} ({} files)",
+        dir.display(),
+        files.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn vendor_crd(args: CrdArgs) -> anyhow::Result<ExitCode> {
+    let Some(file) = args.file else {
+        bail!("no CRD file given: pass one with -f/--file");
+    };
+    if file.starts_with("https://") || file.starts_with("http://") {
+        bail!(
+            "reading CRDs from a URL is not supported (no network access): download {file} and pass its path"
+        );
+    }
+    if !args.path.join("cue.mod").is_dir() {
+        bail!(
+            "cue.mod not found in the module path {}",
+            args.path.display()
+        );
+    }
+    let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
+    let files = crd::generate(&text, &file).with_context(|| file.clone())?;
+    if files.is_empty() {
+        bail!("{file} has no CustomResourceDefinition");
+    }
+    crd::write(&args.path, &files)?;
+    for f in &files {
+        eprintln!("schemas vendored: {}", f.key);
+    }
+    Ok(ExitCode::SUCCESS)
+}
