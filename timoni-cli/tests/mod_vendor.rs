@@ -222,11 +222,9 @@ fn vendor_crd_errors() {
     );
 }
 
-/// `oneOf` of `required` lists: exactly one branch's fields must be present. cue-eval counts a
-/// branch whose required field is absent as a match (`matchN(1, [{g!: _}, {o!: _}])` rejects
-/// `{o: "x"}` with "2 matched"), which CUE does not; un-ignore when the evaluator is fixed.
+/// `oneOf` of `required` lists: exactly one branch's fields must be present; a branch whose
+/// required field is absent does not count as a match.
 #[test]
-#[ignore = "cue-eval's matchN counts a schema with an absent required field as matching"]
 fn vendored_one_of_accepts_exactly_one_branch() {
     let tmp = tempfile::tempdir().unwrap();
     run(tmp.path(), &["mod", "init", "demo"]);
