@@ -1,6 +1,7 @@
 //! The `timoni` command line: clap structs, then one call into `timoni-core` per subcommand, then
 //! rendering. Errors are rendered with miette and exit non-zero with one clear message.
 
+mod build;
 mod cue;
 mod fmt;
 
@@ -18,10 +19,22 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Render an instance's Kubernetes objects to stdout.
+    #[command(alias = "template")]
+    Build(build::Args),
     /// Format CUE files.
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
+}
+
+/// A message with absolute paths below the working directory written relative to it (`./x`),
+/// as `cue` prints positions.
+pub(crate) fn relative(msg: &str) -> String {
+    match std::env::current_dir() {
+        Ok(cwd) => msg.replace(&format!("{}/", cwd.display()), "./"),
+        Err(_) => msg.to_string(),
+    }
 }
 
 fn main() -> ExitCode {
@@ -37,6 +50,7 @@ fn main() -> ExitCode {
     }));
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Build(args) => build::run(args),
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
     };

@@ -2,8 +2,17 @@
 //! engine and OCI distribution. The cluster and the registry are reached through small traits, and
 //! nothing here prints: every operation returns data for a frontend to render.
 //!
-//! Today: [`fmt`], the engine of `timoni fmt`.
+//! Today: [`fmt`], the engine of `timoni fmt`; the offline workflow: [`instance`] (build a
+//! module instance with [`values`] merged and the [`schema`] injected, objects checked by
+//! [`meta`]) and [`render`] (Timoni's YAML and JSON output).
 
+pub mod error;
 pub mod fmt;
+pub mod instance;
+pub mod meta;
+pub mod render;
+pub mod schema;
+pub mod values;
 
 pub use cue_eval;
+pub use error::{Error, Result};
