@@ -2,8 +2,10 @@
 //! rendering. Errors are rendered with miette and exit non-zero with one clear message.
 
 mod build;
+mod bundle;
 mod cue;
 mod fmt;
+mod runtime;
 
 use std::process::ExitCode;
 
@@ -22,6 +24,10 @@ enum Command {
     /// Render an instance's Kubernetes objects to stdout.
     #[command(alias = "template")]
     Build(build::Args),
+    /// Build and validate bundles of instances.
+    Bundle(bundle::Args),
+    /// Show the values of runtimes.
+    Runtime(runtime::Args),
     /// Format CUE files.
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
@@ -51,6 +57,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build(args) => build::run(args),
+        Command::Bundle(args) => bundle::run(args),
+        Command::Runtime(args) => runtime::run(args),
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
     };

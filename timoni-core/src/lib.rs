@@ -4,13 +4,15 @@
 //!
 //! Today: [`fmt`], the engine of `timoni fmt`; the offline workflow: [`instance`] (build a
 //! module instance with [`values`] merged and the [`schema`] injected, objects checked by
-//! [`meta`]) and [`render`] (Timoni's YAML and JSON output).
+//! [`meta`]), [`render`] (Timoni's YAML and JSON output), [`bundle`] and [`runtime`].
 
+pub mod bundle;
 pub mod error;
 pub mod fmt;
 pub mod instance;
 pub mod meta;
 pub mod render;
+pub mod runtime;
 pub mod schema;
 pub mod values;
 
