@@ -5,7 +5,9 @@ mod build;
 mod bundle;
 mod cue;
 mod fmt;
+mod module;
 mod runtime;
+mod version;
 
 use std::process::ExitCode;
 
@@ -28,10 +30,35 @@ enum Command {
     Bundle(bundle::Args),
     /// Show the values of runtimes.
     Runtime(runtime::Args),
+    /// Work with local modules.
+    Mod(ModArgs),
+    /// Print the version information.
+    Version(version::Args),
+    /// Generate a shell completion script.
+    Completion {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Format CUE files.
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
+}
+
+/// `timoni mod …`.
+#[derive(clap::Args, Debug)]
+struct ModArgs {
+    #[command(subcommand)]
+    command: ModCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum ModCommand {
+    /// Validate a local module by building it.
+    #[command(alias = "lint")]
+    Vet(module::VetArgs),
+    /// Show information about a module.
+    Show(module::ShowArgs),
 }
 
 /// A message with absolute paths below the working directory written relative to it (`./x`),
@@ -59,6 +86,19 @@ fn main() -> ExitCode {
         Command::Build(args) => build::run(args),
         Command::Bundle(args) => bundle::run(args),
         Command::Runtime(args) => runtime::run(args),
+        Command::Mod(args) => match args.command {
+            ModCommand::Vet(a) => module::vet(a),
+            ModCommand::Show(a) => module::show(a),
+        },
+        Command::Version(args) => version::run(args),
+        Command::Completion { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "timoni", &mut script);
+            // A closed pipe (`| head`) is not an error worth a message.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
     };

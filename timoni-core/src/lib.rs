@@ -7,6 +7,7 @@
 //! [`meta`]), [`render`] (Timoni's YAML and JSON output), [`bundle`] and [`runtime`].
 
 pub mod bundle;
+pub mod config_doc;
 pub mod error;
 pub mod fmt;
 pub mod instance;

@@ -1,0 +1,102 @@
+//! `timoni mod …`: commands on a local module directory. This file holds `mod vet` and
+//! `mod show config`; the OCI commands (`push`, `pull`, `list`) live in their own file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use timoni_core::config_doc;
+use timoni_core::instance::{self, BuildOptions};
+use timoni_core::meta::get_str;
+
+#[derive(clap::Args, Debug)]
+pub struct VetArgs {
+    /// The module directory.
+    #[arg(default_value = ".")]
+    path: String,
+    /// The instance name used for the build.
+    #[arg(long = "name", default_value = "default")]
+    name: String,
+    /// The instance namespace used for the build.
+    #[arg(short = 'n', long = "namespace", default_value = "default")]
+    namespace: String,
+    /// The CUE package of the instance.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Build with the debug tag (use debug_values.cue).
+    #[arg(long)]
+    debug: bool,
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    #[command(subcommand)]
+    command: ShowCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum ShowCommand {
+    /// Print the module's #Config schema, or write it as a table to a README.
+    Config(ShowConfigArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ShowConfigArgs {
+    /// The module directory.
+    #[arg(default_value = ".")]
+    path: String,
+    /// Write the configuration table under the "Configuration" section of this Markdown file.
+    #[arg(short = 'o', long = "output", value_name = "FILE.md")]
+    output: Option<PathBuf>,
+}
+
+/// `timoni mod vet`: builds the module and reports its objects and images on stderr.
+pub fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = BuildOptions::new(&args.name, &args.namespace, &args.path);
+    opts.package = args.package;
+    opts.debug = args.debug;
+    opts.values = crate::build::values_sources(&args.values)?;
+    let built = instance::build(&opts)
+        .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
+    let objects = built.objects();
+    if objects.is_empty() {
+        anyhow::bail!("build failed: timoni.apply holds no objects");
+    }
+    for o in &objects {
+        let kind = get_str(o, &["kind"]).unwrap_or_default();
+        let name = get_str(o, &["metadata", "name"]).unwrap_or_default();
+        match get_str(o, &["metadata", "namespace"]) {
+            Some(ns) if !ns.is_empty() => eprintln!("{kind}/{ns}/{name} valid resource"),
+            _ => eprintln!("{kind}/{name} valid resource"),
+        }
+    }
+    for image in &built.images {
+        if image.contains("@sha") {
+            eprintln!("{image} valid image");
+        } else {
+            eprintln!("{image} valid image (digest missing)");
+        }
+    }
+    eprintln!("{} valid module", built.module_name);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `timoni mod show …`.
+pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let ShowCommand::Config(args) = args.command;
+    let dir = instance::module_dir(&args.path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let doc = config_doc::config_doc(&dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    match &args.output {
+        None => print!("{}", doc.cue),
+        Some(path) => {
+            let old = std::fs::read_to_string(path).unwrap_or_default();
+            let new = config_doc::update_readme(&old, &doc.rows);
+            std::fs::write(path, new).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("{} updated", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
