@@ -97,8 +97,15 @@ impl Runtime {
 /// Reads a runtime from the `runtime` field of evaluated data (several runtime files are
 /// unified before).
 pub fn runtime_from_data(d: &Data) -> Result<Runtime> {
-    let Some(rt) = crate::meta::get(d, &["runtime"]) else {
-        return Err(Error::Bundle("runtime: field not found".into()));
+    let rt = match crate::meta::get(d, &["runtime"]) {
+        Some(rt @ Data::Struct(_)) => rt,
+        Some(_) => {
+            return Err(Error::Bundle(
+                "runtime: must be a struct with apiVersion, name and optional clusters and values"
+                    .into(),
+            ));
+        }
+        None => return Err(Error::Bundle("runtime: field not found".into())),
     };
     let name = get_str(rt, &["name"]).unwrap_or_default().to_string();
     let mut clusters = Vec::new();
@@ -423,5 +430,14 @@ mod tests {
             "production"
         );
         assert!(Runtime::implicit().clusters[0].values().is_empty());
+    }
+
+    #[test]
+    fn a_runtime_must_be_a_struct() {
+        let err = load_runtime(&[("r.cue".into(), "runtime: 1".into())]).unwrap_err();
+        assert!(
+            err.to_string().starts_with("runtime: must be a struct"),
+            "{err}"
+        );
     }
 }
