@@ -18,7 +18,7 @@ use crate::meta::{get, get_str};
 /// One object as a YAML document (no `---`), ending with a newline.
 pub fn object_yaml(obj: &Data) -> String {
     let mut out = String::new();
-    let sorted = sort_keys(obj, yaml_key_less);
+    let sorted = sort_keys(obj, yaml_key_less, go_yaml_float);
     match &sorted {
         Data::Struct(f) if !f.is_empty() => write_mapping(&mut out, f, 0),
         Data::List(l) if !l.is_empty() => write_sequence(&mut out, l, 0),
@@ -43,7 +43,10 @@ pub fn objects_yaml(objs: &[Data]) -> String {
 /// `timoni build -o json`: a `List` of the objects, with four-space indentation and no
 /// trailing newline.
 pub fn objects_json(objs: &[Data]) -> String {
-    let items: Vec<Data> = objs.iter().map(|o| sort_keys(o, |a, b| a < b)).collect();
+    let items: Vec<Data> = objs
+        .iter()
+        .map(|o| sort_keys(o, |a, b| a < b, go_json_float))
+        .collect();
     let list = Data::Struct(vec![
         Field::new("apiVersion", Data::string("v1")),
         Field::new("kind", Data::string("List")),
@@ -56,12 +59,15 @@ pub fn objects_json(objs: &[Data]) -> String {
     text
 }
 
-fn sort_keys(d: &Data, less: fn(&str, &str) -> bool) -> Data {
+/// Objects as Timoni prints them: keys sorted by `less`, bytes as their raw text (Timoni decodes
+/// values with bytes through YAML, where `!!binary` becomes a string) and numbers as they come
+/// out of Go's JSON round trip (`float` spells the non-integral ones).
+fn sort_keys(d: &Data, less: fn(&str, &str) -> bool, float: fn(f64) -> String) -> Data {
     match d {
         Data::Struct(fields) => {
             let mut fields: Vec<Field> = fields
                 .iter()
-                .map(|f| Field::new(f.name.clone(), sort_keys(&f.value, less)))
+                .map(|f| Field::new(f.name.clone(), sort_keys(&f.value, less, float)))
                 .collect();
             fields.sort_by(|a, b| {
                 if less(&a.name, &b.name) {
@@ -74,26 +80,57 @@ fn sort_keys(d: &Data, less: fn(&str, &str) -> bool) -> Data {
             });
             Data::Struct(fields)
         }
-        Data::List(items) => Data::List(items.iter().map(|i| sort_keys(i, less)).collect()),
-        Data::Bytes(b) => Data::String(base64(b)),
-        Data::Number { text, float: true } => number_from_float(text),
+        Data::List(items) => Data::List(items.iter().map(|i| sort_keys(i, less, float)).collect()),
+        Data::Bytes(b) => Data::String(String::from_utf8_lossy(b).into_owned()),
+        Data::Number { text, float: true } => number_from_float(text, float),
         other => other.clone(),
     }
 }
 
 /// Go's JSON round trip turns integral floats into integers (`1.0` prints `1`).
-fn number_from_float(text: &str) -> Data {
+fn number_from_float(text: &str, float: fn(f64) -> String) -> Data {
     match text.parse::<f64>() {
-        Ok(f) if f.fract() == 0.0 && f.abs() < 1e15 => Data::int(format!("{}", f as i64)),
-        Ok(f) => Data::float(format!("{f}")),
-        Err(_) => Data::float(text),
+        Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e21 => {
+            Data::int(format!("{f:.0}"))
+        }
+        Ok(f) if f.is_finite() => Data::float(float(f)),
+        _ => Data::float(text),
     }
 }
 
-fn base64(bytes: &[u8]) -> String {
-    // Go's JSON encoding of []byte: standard base64 with padding.
-    let text = to_json_indent(&Data::Bytes(bytes.to_vec()), false);
-    text.trim().trim_matches('"').to_string()
+/// Go's `encoding/json` spelling of a float: plain decimals, with an exponent (`1e-7`,
+/// `1e+21`) below 1e-6 and from 1e21.
+pub fn go_json_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        go_exponent(&format!("{f:e}"), 1)
+    } else {
+        format!("{f}")
+    }
+}
+
+/// go-yaml v2's spelling of a float (`strconv.FormatFloat(f, 'g', -1, 64)`): plain decimals
+/// from 1e-4 to below 1e6, otherwise an exponent of at least two digits (`1e-05`,
+/// `1.2345675e+06`).
+pub fn go_yaml_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-4..1e6).contains(&abs) {
+        go_exponent(&format!("{f:e}"), 2)
+    } else {
+        format!("{f}")
+    }
+}
+
+/// Rust's `1.5e7` as Go writes it: `1.5e+07` (at least `digits` exponent digits).
+fn go_exponent(rust: &str, digits: usize) -> String {
+    let Some((mant, exp)) = rust.split_once('e') else {
+        return rust.to_string();
+    };
+    let (sign, num) = match exp.strip_prefix('-') {
+        Some(n) => ('-', n),
+        None => ('+', exp),
+    };
+    format!("{mant}e{sign}{num:0>digits$}")
 }
 
 /// go-yaml v2's key order (`keyList.Less`): letters compare by code point, a non-letter sorts
@@ -366,7 +403,11 @@ fn scalar(d: &Data, col: usize, indent: usize) -> String {
         Data::Number { text, .. } => text.clone(),
         Data::Struct(_) => "{}".into(),
         Data::List(_) => "[]".into(),
-        Data::Bytes(b) => scalar(&Data::String(base64(b)), col, indent),
+        Data::Bytes(b) => scalar(
+            &Data::String(String::from_utf8_lossy(b).into_owned()),
+            col,
+            indent,
+        ),
         Data::String(s) => match string_style(s) {
             Style::Literal => {
                 let text = to_yaml(d);
@@ -749,6 +790,18 @@ mod tests {
                "data":{"multi":"line one\nline two\n","empty":"","yes":"yes","num":"123","colon":"a: b"},
                "list":[{"name":"x","ports":[1,2]},[3],{},[]],"f":1.0,"n":null}"#
         ));
+    }
+
+    #[test]
+    fn floats_are_spelled_as_go_spells_them() {
+        assert_eq!(go_json_float(0.5), "0.5");
+        assert_eq!(go_json_float(1e-7), "1e-7");
+        assert_eq!(go_json_float(1.5e21), "1.5e+21");
+        assert_eq!(go_yaml_float(0.5), "0.5");
+        assert_eq!(go_yaml_float(0.00001), "1e-05");
+        assert_eq!(go_yaml_float(1234567.5), "1.2345675e+06");
+        assert_eq!(go_yaml_float(100000.5), "100000.5");
+        assert_eq!(number_from_float("2.0", go_json_float), Data::int("2"));
     }
 
     #[test]
