@@ -463,6 +463,29 @@ mod tests {
     }
 
     #[test]
+    fn bundles_import_packages_from_the_workdir_module() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("cue.mod/pkg/example.com/shared");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(
+            dir.path().join("cue.mod/module.cue"),
+            "module: \"example.com/wd\"\n",
+        )
+        .unwrap();
+        std::fs::write(pkg.join("s.cue"), "package shared\n\nns: \"imported\"\n").unwrap();
+        let a = src(
+            "b.cue",
+            "import \"example.com/shared\"\n\nbundle: {apiVersion: \"v1alpha1\", name: \"x\", instances: a: {module: url: \"file://m\", namespace: shared.ns}}\n",
+        );
+        let opts = LoadOptions {
+            workdir: Some(dir.path().to_path_buf()),
+            ..LoadOptions::default()
+        };
+        let bundle = load_bundle(&[a], &opts).unwrap();
+        assert_eq!(bundle.instances[0].namespace, "imported");
+    }
+
+    #[test]
     fn schema_errors_name_the_path() {
         let dir = tempfile::tempdir().unwrap();
         let a = src(
