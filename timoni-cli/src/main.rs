@@ -31,7 +31,7 @@ enum Command {
     /// Show the values of runtimes.
     Runtime(runtime::Args),
     /// Work with local modules.
-    Mod(ModArgs),
+    Mod(module::Args),
     /// Print the version information.
     Version(version::Args),
     /// Generate a shell completion script.
@@ -43,22 +43,6 @@ enum Command {
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
-}
-
-/// `timoni mod …`.
-#[derive(clap::Args, Debug)]
-struct ModArgs {
-    #[command(subcommand)]
-    command: ModCommand,
-}
-
-#[derive(Subcommand, Debug)]
-enum ModCommand {
-    /// Validate a local module by building it.
-    #[command(alias = "lint")]
-    Vet(module::VetArgs),
-    /// Show information about a module.
-    Show(module::ShowArgs),
 }
 
 /// A message with absolute paths below the working directory written relative to it (`./x`),
@@ -86,10 +70,7 @@ fn main() -> ExitCode {
         Command::Build(args) => build::run(args),
         Command::Bundle(args) => bundle::run(args),
         Command::Runtime(args) => runtime::run(args),
-        Command::Mod(args) => match args.command {
-            ModCommand::Vet(a) => module::vet(a),
-            ModCommand::Show(a) => module::show(a),
-        },
+        Command::Mod(args) => module::run(args),
         Command::Version(args) => version::run(args),
         Command::Completion { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

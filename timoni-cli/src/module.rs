@@ -9,6 +9,29 @@ use timoni_core::config_doc;
 use timoni_core::instance::{self, BuildOptions};
 use timoni_core::meta::get_str;
 
+/// `timoni mod …`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Validate a local module by building it.
+    #[command(alias = "lint")]
+    Vet(VetArgs),
+    /// Show information about a module.
+    Show(ShowArgs),
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Vet(a) => vet(a),
+        Command::Show(a) => show(a),
+    }
+}
+
 #[derive(clap::Args, Debug)]
 pub struct VetArgs {
     /// The module directory.
@@ -54,7 +77,7 @@ struct ShowConfigArgs {
 }
 
 /// `timoni mod vet`: builds the module and reports its objects and images on stderr.
-pub fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
+fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
     let mut opts = BuildOptions::new(&args.name, &args.namespace, &args.path);
     opts.package = args.package;
     opts.debug = args.debug;
@@ -85,7 +108,7 @@ pub fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `timoni mod show …`.
-pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let ShowCommand::Config(args) = args.command;
     let dir = instance::module_dir(&args.path).map_err(|e| anyhow::anyhow!("{e}"))?;
     let doc = config_doc::config_doc(&dir).map_err(|e| anyhow::anyhow!("{e}"))?;
