@@ -189,6 +189,29 @@ fn build_of_the_corpus_modules_gives_the_expected_objects_in_order() {
             case.display()
         );
 
+        // An empty values file takes the merge path (values.cue replaced in memory) and must
+        // change nothing.
+        let empty = tempfile::NamedTempFile::with_suffix(".cue").unwrap();
+        std::fs::write(empty.path(), "values: {}\n").unwrap();
+        let merged = Command::new(env!("CARGO_BIN_EXE_timoni"))
+            .args(["build", "test", module, "-n", "default", "-o", "json", "-f"])
+            .arg(empty.path())
+            .env_remove("TIMONI_KUBE_VERSION")
+            .output()
+            .unwrap();
+        assert!(
+            merged.status.success(),
+            "{}: {}",
+            case.display(),
+            String::from_utf8_lossy(&merged.stderr)
+        );
+        assert_eq!(
+            merged.stdout,
+            json.stdout,
+            "{}: -f with empty values",
+            case.display()
+        );
+
         let yaml = Command::new(env!("CARGO_BIN_EXE_timoni"))
             .args(["build", "test", module, "-n", "default"])
             .env_remove("TIMONI_KUBE_VERSION")
