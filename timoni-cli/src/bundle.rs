@@ -131,15 +131,15 @@ impl RuntimeFlags {
     }
 }
 
-fn fail(what: &str, e: timoni_core::Error) -> anyhow::Error {
-    anyhow::anyhow!("{what}: {}", crate::relative(&e.to_string()))
+fn fail(e: timoni_core::Error) -> anyhow::Error {
+    anyhow::anyhow!("{}", crate::relative(&e.to_string()))
 }
 
 fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let req = args.runtime.request(read_files(&args.files)?)?;
     let concurrency = args.concurrency.unwrap_or_else(bundle::default_concurrency);
-    let (_cluster, _bundle, built) = bundle::build_bundle(&req, &args.package, concurrency)
-        .map_err(|e| fail("build failed", e))?;
+    let (_cluster, _bundle, built) =
+        bundle::build_bundle(&req, &args.package, concurrency).map_err(fail)?;
     if let Some(dir) = &args.output_dir {
         for inst in &built {
             let mut objects = inst.objects();
@@ -152,12 +152,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
                 std::fs::write(&path, render::object_yaml(o))
                     .with_context(|| format!("writing {}", path.display()))?;
             }
-            eprintln!(
-                "{}: {} objects written to {}",
-                inst.name,
-                objects.len(),
-                sub.display()
-            );
+            eprintln!("exported {} resources to {}", objects.len(), sub.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -182,7 +177,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
 fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
     let _ = &args.package;
     let req = args.runtime.request(read_files(&args.files)?)?;
-    let results = bundle::vet_bundle(&req).map_err(|e| fail("bundle is invalid", e))?;
+    let results = bundle::vet_bundle(&req).map_err(fail)?;
     for (cluster, b) in &results {
         if args.print_value {
             let text = if cluster.is_default() {
@@ -194,18 +189,16 @@ fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
             print!("{text}");
             continue;
         }
-        let on = if cluster.is_default() {
-            String::new()
+        // Timoni's log callers: `b:<bundle>`, `c:<cluster>` for named clusters, `i:<instance>`.
+        let caller = if cluster.is_default() {
+            format!("b:{}", b.name)
         } else {
-            format!(" on cluster {} (group {})", cluster.name, cluster.group)
+            format!("b:{} > c:{}", b.name, cluster.name)
         };
         for i in &b.instances {
-            eprintln!(
-                "bundle {} > instance {}{on}: {} {} in namespace {} is valid",
-                b.name, i.name, i.url, i.version, i.namespace
-            );
+            eprintln!("{caller} > i:{} instance is valid", i.name);
         }
-        eprintln!("bundle {}{on}: valid bundle", b.name);
+        eprintln!("{caller} bundle is valid");
     }
     Ok(ExitCode::SUCCESS)
 }

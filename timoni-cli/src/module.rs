@@ -82,11 +82,15 @@ fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
     opts.package = args.package;
     opts.debug = args.debug;
     opts.values = crate::build::values_sources(&args.values)?;
+    eprintln!(
+        "vetting with {} values",
+        if args.debug { "debug" } else { "default" }
+    );
     let built = instance::build(&opts)
         .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
     let objects = built.objects();
     if objects.is_empty() {
-        anyhow::bail!("build failed: timoni.apply holds no objects");
+        anyhow::bail!("build failed, no objects to apply");
     }
     for o in &objects {
         let kind = get_str(o, &["kind"]).unwrap_or_default();

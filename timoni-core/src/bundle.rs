@@ -132,6 +132,15 @@ fn cue_error(errs: &[EvalError]) -> Error {
     Error::Bundle(format_errors(errs).trim_end().to_string())
 }
 
+/// Timoni's prefixes: reading, injecting and loading the files is parsing; evaluating them is
+/// building.
+fn prefixed(what: &str, e: Error) -> Error {
+    match e {
+        Error::Bundle(m) => Error::Bundle(format!("failed to {what} bundle: {m}")),
+        other => Error::Bundle(format!("failed to {what} bundle: {other}")),
+    }
+}
+
 /// Loads, injects and evaluates the bundle files.
 pub fn load_bundle(files: &[SourceFile], opts: &LoadOptions) -> Result<Bundle> {
     if files.is_empty() {
@@ -151,8 +160,9 @@ pub fn load_bundle(files: &[SourceFile], opts: &LoadOptions) -> Result<Bundle> {
         };
         let base = base.strip_suffix(".cue").unwrap_or(&base).to_string();
         let virt = workdir.join(format!("{i}.{base}.cue"));
-        let text = f.cue_text()?;
-        let text = runtime::inject(&virt.display().to_string(), &text, &opts.runtime_values)?;
+        let text = f.cue_text().map_err(|e| prefixed("parse", e))?;
+        let text = runtime::inject(&virt.display().to_string(), &text, &opts.runtime_values)
+            .map_err(|e| prefixed("parse", e))?;
         overlay.insert(virt.clone(), text.clone());
         args.push(virt.display().to_string());
         texts.push(text);
@@ -163,16 +173,21 @@ pub fn load_bundle(files: &[SourceFile], opts: &LoadOptions) -> Result<Bundle> {
 
     let mut cfg = Config::new(&workdir);
     cfg.overlay = overlay;
-    let build = load::load(&cfg, &args).map_err(|e| cue_error(&[e.to_eval_error()]))?;
-    let mut inst = build.into_instance().map_err(|e| cue_error(&e))?;
+    let build =
+        load::load(&cfg, &args).map_err(|e| prefixed("parse", cue_error(&[e.to_eval_error()])))?;
+    let mut inst = build
+        .into_instance()
+        .map_err(|e| prefixed("parse", cue_error(&e)))?;
     let compile = inst.compile_errors();
     if !compile.is_empty() {
-        return Err(cue_error(&compile));
+        return Err(prefixed("build", cue_error(&compile)));
     }
     let Some(v) = inst.lookup(&["bundle"]) else {
-        return Err(Error::Bundle("bundle: field not found".into()));
+        return Err(Error::Bundle(
+            "failed to build bundle: bundle: field not found".into(),
+        ));
     };
-    let data = export_path(&mut inst, &["bundle"]).map_err(|e| cue_error(&e))?;
+    let data = export_path(&mut inst, &["bundle"]).map_err(|e| prefixed("build", cue_error(&e)))?;
     let cue = vertex_cue(&mut inst.rt, v);
     let name = get_str(&data, &["name"]).unwrap_or_default().to_string();
     let mut instances = Vec::new();
@@ -210,9 +225,7 @@ pub fn load_bundle(files: &[SourceFile], opts: &LoadOptions) -> Result<Bundle> {
         }
     }
     if instances.is_empty() {
-        return Err(Error::Bundle(format!(
-            "bundle {name:?} has no instances: add at least one under bundle.instances"
-        )));
+        return Err(Error::Bundle("no instances found in bundle".into()));
     }
     Ok(Bundle {
         name,
@@ -285,10 +298,10 @@ pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstanc
     instance::build(&opts).map_err(|e| match e {
         Error::Objects(errs) => Error::Objects(
             errs.into_iter()
-                .map(|m| format!("instance {}: {m}", bi.name))
+                .map(|m| format!("build failed for {}: {m}", bi.name))
                 .collect(),
         ),
-        other => Error::Bundle(format!("instance {}: {other}", bi.name)),
+        other => Error::Bundle(format!("build failed for {}: {other}", bi.name)),
     })
 }
 
@@ -367,7 +380,7 @@ pub fn runtime_values(
     let clusters = rt.select(&req.cluster, &req.group);
     if clusters.is_empty() {
         return Err(Error::Bundle(format!(
-            "no cluster matches --runtime-cluster={:?} --runtime-group={:?}",
+            "no cluster found (--runtime-cluster={:?} --runtime-group={:?})",
             req.cluster, req.group
         )));
     }

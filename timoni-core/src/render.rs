@@ -755,23 +755,19 @@ pub fn resource_file_name(obj: &Data, with_namespace: bool) -> String {
     format!("{}.yaml", name.join("_").to_lowercase())
 }
 
-/// Whether objects span more than one namespace.
+/// Whether the objects' namespaces (the non-empty ones) are more than one, in which case
+/// `--output-dir` file names of namespaced objects get a namespace prefix.
 pub fn spans_namespaces(objs: &[Data]) -> bool {
-    let mut first: Option<&str> = None;
+    let mut seen: Vec<&str> = Vec::new();
     for o in objs {
-        let ns = get(o, &["metadata", "namespace"])
-            .and_then(|n| match n {
-                Data::String(s) => Some(s.as_str()),
-                _ => None,
-            })
-            .unwrap_or("");
-        match first {
-            None => first = Some(ns),
-            Some(f) if f != ns => return true,
-            _ => {}
+        if let Some(ns) = get_str(o, &["metadata", "namespace"])
+            && !ns.is_empty()
+            && !seen.contains(&ns)
+        {
+            seen.push(ns);
         }
     }
-    false
+    seen.len() > 1
 }
 
 #[cfg(test)]
@@ -894,6 +890,18 @@ mod tests {
             resource_file_name(&obj("v1", "Service", "prod", "api"), true),
             "prod_v1_service_api.yaml"
         );
+    }
+
+    #[test]
+    fn only_several_non_empty_namespaces_prefix_file_names() {
+        let mk = |ns: &str| {
+            decode::json(&format!(
+                r#"{{"kind":"A","metadata":{{"name":"a","namespace":"{ns}"}}}}"#
+            ))
+            .unwrap()
+        };
+        assert!(!spans_namespaces(&[mk("a"), mk(""), mk("a")]));
+        assert!(spans_namespaces(&[mk("a"), mk("b")]));
     }
 
     #[test]
