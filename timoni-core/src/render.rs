@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 
 use cue_eval::encode::{Data, Field, to_json_indent, to_yaml};
 
-use crate::meta::{get, get_str};
+use crate::meta::get_str;
 
 /// One object as a YAML document (no `---`), ending with a newline.
 pub fn object_yaml(obj: &Data) -> String {
