@@ -57,7 +57,7 @@ fn mod_show_config_writes_a_readme_table() {
     let readme = dir.path().join("README.md");
     std::fs::write(
         &readme,
-        "# Demo\n\n## Configuration\n\nold table\n\n## License\n\nApache-2.0\n",
+        "# Demo\n\n## Configuration\n\n| Old | Table |\n|-----|-------|\n| `x:` | `int` |\n\n## License\n\nApache-2.0\n",
     )
     .unwrap();
     let out = run(

@@ -224,35 +224,37 @@ pub fn markdown_table(rows: &[Row]) -> String {
     out
 }
 
-/// `readme` with the table under its `## Configuration` heading (replacing what was there up
-/// to the next heading of the same level), or with such a section appended.
+/// `readme` with the table in place of the first table of its `## Configuration` section (the
+/// rest of the file kept as is), or, without such a table, with the table appended after a
+/// blank line, as Timoni updates README files.
 pub fn update_readme(readme: &str, rows: &[Row]) -> String {
     let table = markdown_table(rows);
-    let lines: Vec<&str> = readme.lines().collect();
-    if let Some(start) = lines.iter().position(|l| l.trim() == "## Configuration") {
-        let end = lines[start + 1..]
-            .iter()
-            .position(|l| l.starts_with("## "))
-            .map_or(lines.len(), |i| start + 1 + i);
-        let mut out = lines[..=start].join("\n");
-        out.push_str("\n\n");
-        out.push_str(&table);
-        if end < lines.len() {
-            out.push('\n');
-            out.push_str(&lines[end..].join("\n"));
-            out.push('\n');
+    let is_row = |l: &str| l.len() >= 2 && l.starts_with('|') && l.ends_with('|');
+    let mut out = String::new();
+    let mut in_section = false;
+    let mut replaced = false;
+    let mut in_table = false;
+    for line in readme.lines() {
+        if !in_section && !replaced && line == "## Configuration" {
+            in_section = true;
         }
-        return out;
-    }
-    let mut out = readme.to_string();
-    if !out.is_empty() && !out.ends_with('\n') {
+        if in_section && !replaced && is_row(line) {
+            out.push_str(&table);
+            replaced = true;
+            in_table = true;
+            continue;
+        }
+        if in_table && is_row(line) {
+            continue;
+        }
+        in_table = false;
+        out.push_str(line);
         out.push('\n');
     }
-    if !out.is_empty() {
+    if !replaced {
         out.push('\n');
+        out.push_str(&table);
     }
-    out.push_str("## Configuration\n\n");
-    out.push_str(&table);
     out
 }
 
@@ -284,9 +286,20 @@ mod tests {
             default: String::new(),
             description: "The team.".into(),
         }];
-        let r = update_readme("# M\n\n## Configuration\n\nold\n\n## License\n\nx\n", &rows);
-        assert!(r.contains("| `team:` | `string` |  | The team. |"), "{r}");
-        assert!(!r.contains("old") && r.contains("## License"), "{r}");
-        assert!(update_readme("# M\n", &rows).contains("## Configuration"));
+        let r = update_readme(
+            "# M\n\n| a | b |\n\n## Configuration\n\nText.\n\n| old | row |\n|---|---|\n\n## License\n",
+            &rows,
+        );
+        assert_eq!(
+            r,
+            format!(
+                "# M\n\n| a | b |\n\n## Configuration\n\nText.\n\n{}\n## License\n",
+                markdown_table(&rows)
+            )
+        );
+        assert_eq!(
+            update_readme("# M\n", &rows),
+            format!("# M\n\n{}", markdown_table(&rows))
+        );
     }
 }

@@ -41,17 +41,21 @@ pub fn objects_yaml(objs: &[Data]) -> String {
 }
 
 /// `timoni build -o json`: a `List` of the objects, with four-space indentation and no
-/// trailing newline.
+/// trailing newline (and no `items` when there are no objects).
 pub fn objects_json(objs: &[Data]) -> String {
     let items: Vec<Data> = objs
         .iter()
         .map(|o| sort_keys(o, |a, b| a < b, go_json_float))
         .collect();
-    let list = Data::Struct(vec![
+    let mut fields = vec![
         Field::new("apiVersion", Data::string("v1")),
         Field::new("kind", Data::string("List")),
-        Field::new("items", Data::List(items)),
-    ]);
+    ];
+    // Timoni's list struct tags `items` with `omitempty`.
+    if !items.is_empty() {
+        fields.push(Field::new("items", Data::List(items)));
+    }
+    let list = Data::Struct(fields);
     let mut text = to_json_indent(&list, true);
     while text.ends_with('\n') {
         text.pop();
@@ -846,6 +850,14 @@ mod tests {
     fn json_is_a_list_with_sorted_keys_and_no_trailing_newline() {
         let o = decode::json(r#"{"kind":"A","apiVersion":"v1","x":"<&>"}"#).unwrap();
         insta::assert_snapshot!(objects_json(&[o]));
+    }
+
+    #[test]
+    fn an_empty_json_list_has_no_items() {
+        assert_eq!(
+            objects_json(&[]),
+            "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\"\n}"
+        );
     }
 
     #[test]
