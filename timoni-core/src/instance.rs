@@ -291,8 +291,9 @@ fn collect_object(item: Data, path: &str, out: &mut Vec<Data>, problems: &mut Ve
             if kind == Some("List")
                 && let Some(Data::List(items)) = get(&item, &["items"])
             {
-                for (i, sub) in items.clone().into_iter().enumerate() {
-                    collect_object(sub, &format!("{path}.items.{i}"), out, problems);
+                // Timoni names the list's path for errors in its items.
+                for sub in items.clone() {
+                    collect_object(sub, path, out, problems);
                 }
                 return;
             }
@@ -303,10 +304,15 @@ fn collect_object(item: Data, path: &str, out: &mut Vec<Data>, problems: &mut Ve
             if errs.is_empty() {
                 out.push(item);
             } else {
-                problems.extend(errs.into_iter().map(|e| format!("{path}: {e}")));
+                problems.extend(
+                    errs.into_iter()
+                        .map(|e| format!("invalid object at path {path}: {e}")),
+                );
             }
         }
-        _ => problems.push(format!("{path}: not a Kubernetes object (a struct)")),
+        _ => problems.push(format!(
+            "decoding object at path {path} failed: an object must be a struct"
+        )),
     }
 }
 

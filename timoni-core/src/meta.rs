@@ -2,8 +2,9 @@
 //! `apiVersion`, `kind` and `metadata.name` present; the name a DNS-1123 subdomain (a path
 //! segment for RBAC roles and bindings); the namespace a DNS-1123 label; label keys qualified
 //! names and label values at most 63 characters of the allowed alphabet; annotation keys
-//! qualified names and all annotations together at most 256 KiB. Messages follow the API
-//! server's wording, prefixed by the field path.
+//! qualified names and all annotations together at most 256 KiB. Messages are Timoni's: the
+//! field (`metadata.labels["k"] key`), then the API server's rule, shortened to `must match
+//! regex '…'` when the rule is a pattern.
 
 use cue_eval::encode::Data;
 
@@ -13,76 +14,78 @@ const ANNOTATIONS_MAX: usize = 256 * 1024;
 
 /// Checks one object, returning every problem found (empty when valid).
 pub fn validate(obj: &Data) -> Vec<String> {
+    let api_version = get_str(obj, &["apiVersion"]).unwrap_or("");
+    let kind = get_str(obj, &["kind"]).unwrap_or("");
+    let name = get_str(obj, &["metadata", "name"]).unwrap_or("");
+    let missing: Vec<&str> = [
+        ("apiVersion", api_version),
+        ("kind", kind),
+        ("metadata.name", name),
+    ]
+    .into_iter()
+    .filter(|(_, v)| v.is_empty())
+    .map(|(f, _)| f)
+    .collect();
+    if !missing.is_empty() {
+        return vec![format!("missing required field(s) {}", missing.join(", "))];
+    }
     let mut errs = Vec::new();
-    let api_version = get_str(obj, &["apiVersion"]);
-    let kind = get_str(obj, &["kind"]);
-    if api_version.is_none_or(str::is_empty) {
-        errs.push("apiVersion: Required value: apiVersion must be set".to_string());
+    let rbac = matches!(
+        kind,
+        "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+    ) && api_version.split_once('/').map(|(g, _)| g)
+        == Some("rbac.authorization.k8s.io");
+    let problems = if rbac {
+        path_segment_name(name)
+    } else {
+        dns1123_subdomain(name)
+    };
+    for p in problems {
+        errs.push(format!("metadata.name {name:?} {p}"));
     }
-    if kind.is_none_or(str::is_empty) {
-        errs.push("kind: Required value: kind must be set".to_string());
-    }
-    match get_str(obj, &["metadata", "name"]) {
-        None | Some("") => errs.push("metadata.name: Required value: name is required".into()),
-        Some(name) => {
-            let rbac = matches!(
-                kind,
-                Some("Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding")
-            );
-            let problems = if rbac {
-                path_segment_name(name)
-            } else {
-                dns1123_subdomain(name)
-            };
-            for p in problems {
-                errs.push(format!("metadata.name: Invalid value: {name:?}: {p}"));
-            }
-        }
-    }
-    if let Some(ns) = get_str(obj, &["metadata", "namespace"]) {
+    if let Some(ns) = get_str(obj, &["metadata", "namespace"])
+        && !ns.is_empty()
+    {
         for p in dns1123_label(ns) {
-            errs.push(format!("metadata.namespace: Invalid value: {ns:?}: {p}"));
+            errs.push(format!("metadata.namespace {ns:?} {p}"));
         }
     }
     if let Some(Data::Struct(labels)) = get(obj, &["metadata", "labels"]) {
+        let mut labels: Vec<_> = labels.iter().collect();
+        labels.sort_by(|a, b| a.name.cmp(&b.name));
         for f in labels {
+            let Data::String(v) = &f.value else {
+                errs.push(format!("metadata.labels[{:?}] must be a string", f.name));
+                continue;
+            };
             for p in qualified_name(&f.name) {
-                errs.push(format!("metadata.labels: Invalid value: {:?}: {p}", f.name));
+                errs.push(format!("metadata.labels[{:?}] key {p}", f.name));
             }
-            match &f.value {
-                Data::String(v) => {
-                    for p in label_value(v) {
-                        errs.push(format!("metadata.labels: Invalid value: {v:?}: {p}"));
-                    }
-                }
-                _ => errs.push(format!(
-                    "metadata.labels.{}: Invalid value: label values must be strings",
-                    f.name
-                )),
+            for p in label_value(v) {
+                errs.push(format!("metadata.labels[{:?}] value {p}", f.name));
             }
         }
     }
     if let Some(Data::Struct(annotations)) = get(obj, &["metadata", "annotations"]) {
+        let mut annotations: Vec<_> = annotations.iter().collect();
+        annotations.sort_by(|a, b| a.name.cmp(&b.name));
         let mut total = 0;
         for f in annotations {
-            for p in qualified_name(&f.name.to_lowercase()) {
+            let Data::String(v) = &f.value else {
                 errs.push(format!(
-                    "metadata.annotations: Invalid value: {:?}: {p}",
+                    "metadata.annotations[{:?}] must be a string",
                     f.name
                 ));
+                continue;
+            };
+            for p in qualified_name(&f.name.to_lowercase()) {
+                errs.push(format!("metadata.annotations[{:?}] key {p}", f.name));
             }
-            total += f.name.len();
-            match &f.value {
-                Data::String(v) => total += v.len(),
-                _ => errs.push(format!(
-                    "metadata.annotations.{}: Invalid value: annotation values must be strings",
-                    f.name
-                )),
-            }
+            total += f.name.len() + v.len();
         }
         if total > ANNOTATIONS_MAX {
             errs.push(format!(
-                "metadata.annotations: Too long: may not be more than {ANNOTATIONS_MAX} bytes"
+                "metadata.annotations total size must be at most {ANNOTATIONS_MAX} bytes"
             ));
         }
     }
@@ -129,7 +132,7 @@ fn dns1123_label(s: &str) -> Vec<String> {
         ));
     }
     if !is_dns1123_label(s) {
-        out.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".into());
+        out.push(format!("must match regex '{DNS1123_LABEL_RE}'"));
     }
     out
 }
@@ -142,7 +145,7 @@ fn dns1123_subdomain(s: &str) -> Vec<String> {
         ));
     }
     if !s.split('.').all(is_dns1123_label) {
-        out.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".into());
+        out.push(format!("must match regex '{DNS1123_SUBDOMAIN_RE}'"));
     }
     out
 }
@@ -170,7 +173,11 @@ fn is_qualified_part(s: &str) -> bool {
             .all(|&c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))
 }
 
-const QUALIFIED_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const QUALIFIED_RE: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const LABEL_VALUE_RE: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const DNS1123_LABEL_RE: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_SUBDOMAIN_RE: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 
 fn qualified_name(s: &str) -> Vec<String> {
     let parts: Vec<&str> = s.split('/').collect();
@@ -180,15 +187,22 @@ fn qualified_name(s: &str) -> Vec<String> {
             if prefix.is_empty() {
                 return vec!["prefix part must be non-empty".into()];
             }
+            // Timoni shortens messages carrying a regex to "must match regex '…'".
             let mut out: Vec<String> = dns1123_subdomain(prefix)
                 .into_iter()
-                .map(|m| format!("prefix part {m}"))
+                .map(|m| {
+                    if m.starts_with("must match") {
+                        m
+                    } else {
+                        format!("prefix part {m}")
+                    }
+                })
                 .collect();
             out.extend(qualified_name(name));
             return out;
         }
         _ => {
-            return vec!["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".into()];
+            return vec![format!("must match regex '{QUALIFIED_RE}'")];
         }
     };
     let mut out = Vec::new();
@@ -202,7 +216,7 @@ fn qualified_name(s: &str) -> Vec<String> {
         ));
     }
     if !is_qualified_part(name) {
-        out.push(QUALIFIED_MSG.into());
+        out.push(format!("must match regex '{QUALIFIED_RE}'"));
     }
     out
 }
@@ -215,7 +229,7 @@ fn label_value(s: &str) -> Vec<String> {
         ));
     }
     if !s.is_empty() && !is_qualified_part(s) {
-        out.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".into());
+        out.push(format!("must match regex '{LABEL_VALUE_RE}'"));
     }
     out
 }
@@ -225,13 +239,13 @@ mod tests {
     use super::*;
     use cue_eval::encode::Field;
 
-    fn obj(kind: &str, name: &str, labels: &[(&str, &str)]) -> Data {
+    fn obj(api: &str, kind: &str, name: &str, labels: &[(&str, &str)]) -> Data {
         let labels = labels
             .iter()
             .map(|(k, v)| Field::new(*k, Data::string(*v)))
             .collect();
         Data::Struct(vec![
-            Field::new("apiVersion", Data::string("v1")),
+            Field::new("apiVersion", Data::string(api)),
             Field::new("kind", Data::string(kind)),
             Field::new(
                 "metadata",
@@ -247,6 +261,7 @@ mod tests {
     #[test]
     fn valid_objects_pass() {
         let o = obj(
+            "v1",
             "ConfigMap",
             "web.example-1",
             &[("app.kubernetes.io/name", "web")],
@@ -256,31 +271,51 @@ mod tests {
 
     #[test]
     fn names_must_be_dns_subdomains_except_for_rbac() {
-        assert_eq!(validate(&obj("ConfigMap", "Web", &[])).len(), 1);
-        assert!(validate(&obj("ClusterRole", "system:web", &[])).is_empty());
         assert_eq!(
-            validate(&obj("Role", "a/b", &[])),
-            vec![r#"metadata.name: Invalid value: "a/b": may not contain '/'"#]
+            validate(&obj("v1", "ConfigMap", "Test_App", &[])),
+            [
+                r#"metadata.name "Test_App" must match regex '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'"#
+            ]
+        );
+        let rbac = "rbac.authorization.k8s.io/v1";
+        assert!(validate(&obj(rbac, "ClusterRole", "system:web", &[])).is_empty());
+        assert_eq!(
+            validate(&obj(rbac, "Role", "a/b", &[])),
+            [r#"metadata.name "a/b" may not contain '/'"#]
+        );
+        // A Role of another API group is not an RBAC role.
+        assert_eq!(validate(&obj("x.io/v1", "Role", "a:b", &[])).len(), 1);
+    }
+
+    #[test]
+    fn labels_are_checked_in_key_order_and_errors_aggregate() {
+        let long = "x".repeat(64);
+        let errs = validate(&obj(
+            "v1",
+            "ConfigMap",
+            "ok",
+            &[("k", &long), ("bad key!", "v")],
+        ));
+        assert_eq!(
+            errs,
+            [
+                r#"metadata.labels["bad key!"] key must match regex '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'"#,
+                r#"metadata.labels["k"] value must be no more than 63 characters"#,
+            ]
         );
     }
 
     #[test]
-    fn labels_are_checked_and_errors_aggregate() {
-        let long = "x".repeat(64);
-        let errs = validate(&obj("ConfigMap", "ok", &[("bad key!", "v"), ("k", &long)]));
-        assert_eq!(errs.len(), 2, "{errs:?}");
-        assert!(errs[1].contains("must be no more than 63 characters"));
-    }
-
-    #[test]
-    fn missing_fields_are_required() {
-        let errs = validate(&Data::Struct(vec![]));
-        assert_eq!(errs.len(), 3, "{errs:?}");
+    fn missing_fields_are_one_error() {
+        assert_eq!(
+            validate(&obj("", "ConfigMap", "", &[])),
+            ["missing required field(s) apiVersion, metadata.name"]
+        );
     }
 
     #[test]
     fn annotations_are_capped_at_256_kib() {
-        let mut o = obj("ConfigMap", "ok", &[]);
+        let mut o = obj("v1", "ConfigMap", "ok", &[]);
         if let Data::Struct(f) = &mut o
             && let Data::Struct(m) = &mut f[2].value
         {
@@ -292,6 +327,9 @@ mod tests {
                 )]),
             ));
         }
-        assert!(validate(&o)[0].contains("Too long"));
+        assert_eq!(
+            validate(&o),
+            ["metadata.annotations total size must be at most 262144 bytes"]
+        );
     }
 }
