@@ -149,10 +149,12 @@ pub fn load_runtime(sources: &[(String, String)]) -> Result<Runtime> {
 
 /// The runtime value types an attribute may name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ValueType {
+enum ValueType<'a> {
     String,
     Number,
     Bool,
+    /// Any other type: an error once the variable has a value.
+    Unknown(&'a str),
 }
 
 /// Rewrites the fields of `src` that carry `@timoni(runtime:…)` attributes whose variable is in
@@ -183,17 +185,16 @@ fn visit_decls(
     for d in decls {
         match d {
             Decl::Field(f) => {
+                // Only the field's first `@timoni(...)` attribute counts, as in Timoni.
                 let mut replaced = false;
-                for a in &f.attrs {
-                    if let Some((ty, var)) = runtime_attr(a)
-                        && let Some(value) = values.get(var)
-                    {
-                        let span = f.value.span();
-                        let text = literal(ty, value, &a.text, src, span.start as usize)?;
-                        edits.push((span.start as usize, span.end as usize, text));
-                        replaced = true;
-                        break;
-                    }
+                if let Some(a) = f.attrs.iter().find(|a| a.name() == "timoni")
+                    && let Some((ty, var)) = runtime_attr(a)
+                    && let Some(value) = values.get(var)
+                {
+                    let span = f.value.span();
+                    let text = literal(ty, value, &a.text, src, span.start as usize)?;
+                    edits.push((span.start as usize, span.end as usize, text));
+                    replaced = true;
                 }
                 if !replaced {
                     visit_expr(&f.value, src, values, edits)?;
@@ -235,7 +236,7 @@ fn visit_expr(
 }
 
 /// `(type, VAR)` of a `@timoni(runtime:<type>:<VAR>)` attribute.
-fn runtime_attr(a: &ast::Attribute) -> Option<(ValueType, &str)> {
+fn runtime_attr(a: &ast::Attribute) -> Option<(ValueType<'_>, &str)> {
     if a.name() != "timoni" {
         return None;
     }
@@ -250,19 +251,22 @@ fn runtime_attr(a: &ast::Attribute) -> Option<(ValueType, &str)> {
         "string" => ValueType::String,
         "number" => ValueType::Number,
         "bool" => ValueType::Bool,
-        _ => return None,
+        other => ValueType::Unknown(other),
     };
     Some((ty, var))
 }
 
 /// The CUE literal replacing a field's value.
-fn literal(ty: ValueType, value: &str, attr: &str, src: &str, at: usize) -> Result<String> {
+fn literal(ty: ValueType<'_>, value: &str, attr: &str, src: &str, at: usize) -> Result<String> {
     let fail = |what: &str| {
         Error::Bundle(format!(
             "failed to parse attribute '{attr}': value must be {what}"
         ))
     };
     match ty {
+        ValueType::Unknown(other) => Err(Error::Bundle(format!(
+            "failed to parse attribute '{attr}', unknown type '{other}' must be string, number or bool"
+        ))),
         ValueType::Bool => match value {
             "true" | "false" => Ok(value.to_string()),
             _ => Err(fail("a bool (true or false)")),
@@ -274,7 +278,7 @@ fn literal(ty: ValueType, value: &str, attr: &str, src: &str, at: usize) -> Resu
                 Err(fail("a number"))
             }
         }
-        ValueType::String if value.contains('\n') => {
+        ValueType::String if value.contains('\n') && !value.contains('\r') => {
             // A multi-line string, indented one tab deeper than the field's line.
             let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
             let indent: String = src[line_start..]
@@ -285,8 +289,11 @@ fn literal(ty: ValueType, value: &str, attr: &str, src: &str, at: usize) -> Resu
             let mut out = String::from("\"\"\"\n");
             for line in value.split('\n') {
                 if !line.is_empty() {
+                    // Each line quoted as a one-line string, without its quotes.
+                    let mut quoted = String::new();
+                    cue_eval::decode::write_cue_string(&mut quoted, line);
                     out.push_str(&prefix);
-                    out.push_str(&line.replace('\\', "\\\\").replace("\"\"\"", "\\\"\"\""));
+                    out.push_str(&quoted[1..quoted.len() - 1]);
                 }
                 out.push('\n');
             }
@@ -367,6 +374,22 @@ mod tests {
     }
 
     #[test]
+    fn multi_line_values_keep_quotes_and_escapes() {
+        let src = "a: string @timoni(runtime:string:K)\n";
+        let out = inject("b.cue", src, &vars(&[("K", "say \"hi\"\n\tback\\slash")])).unwrap();
+        let mut inst =
+            cue_eval::eval::api::Instance::from_sources(&[("b.cue".into(), out.clone())]).unwrap();
+        assert_eq!(
+            inst.export_json().unwrap(),
+            "{\n    \"a\": \"say \\\"hi\\\"\\n\\tback\\\\slash\"\n}\n",
+            "{out}"
+        );
+        // A carriage return keeps the value on one line.
+        let out = inject("b.cue", src, &vars(&[("K", "a\r\nb")])).unwrap();
+        assert_eq!(out, "a: \"a\\r\\nb\" @timoni(runtime:string:K)\n");
+    }
+
+    #[test]
     fn accepted_number_formats() {
         for n in ["41", "-4.1e-2", "0x1f", "1_000", "2Mi", "+3", "0.5"] {
             assert!(is_number_literal(n), "{n}");
@@ -401,8 +424,20 @@ mod tests {
 
     #[test]
     fn other_attributes_are_ignored() {
-        let src = "a: 1 @timoni(runtime:number)\nb: 2 @other(runtime:number:N)\nc: 3 @timoni(update:number:N)\n";
+        let src = "a: 1 @timoni(runtime:number)\nb: 2 @other(runtime:number:N)\nc: 3 @timoni(update:number:N)\nd: 4 @timoni(other) @timoni(runtime:number:N)\n";
         assert_eq!(inject("b.cue", src, &vars(&[("N", "9")])).unwrap(), src);
+    }
+
+    #[test]
+    fn unknown_types_fail_only_when_the_variable_is_set() {
+        let src = "a: 1 @timoni(runtime:float:N)\n";
+        assert_eq!(inject("b.cue", src, &vars(&[])).unwrap(), src);
+        assert_eq!(
+            inject("b.cue", src, &vars(&[("N", "1")]))
+                .unwrap_err()
+                .to_string(),
+            "failed to parse attribute '@timoni(runtime:float:N)', unknown type 'float' must be string, number or bool"
+        );
     }
 
     #[test]
