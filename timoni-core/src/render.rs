@@ -713,13 +713,23 @@ fn kind_rank(kind: &str) -> usize {
     }
 }
 
-/// Sorts objects in the server-side apply order: by kind rank, then kind, namespace and name.
+/// The API group of an object (`apps` of `apps/v1`, empty for `v1`).
+fn group(obj: &Data) -> &str {
+    match get_str(obj, &["apiVersion"]).unwrap_or("").split_once('/') {
+        Some((g, _)) => g,
+        None => "",
+    }
+}
+
+/// Sorts objects in the server-side apply order: by kind rank, then group, kind, namespace and
+/// name.
 pub fn sort_for_apply(objs: &mut [Data]) {
     objs.sort_by(|a, b| {
         let ka = get_str(a, &["kind"]).unwrap_or("");
         let kb = get_str(b, &["kind"]).unwrap_or("");
         kind_rank(ka)
             .cmp(&kind_rank(kb))
+            .then_with(|| group(a).cmp(group(b)))
             .then_with(|| ka.cmp(kb))
             .then_with(|| {
                 get_str(a, &["metadata", "namespace"])
