@@ -74,6 +74,9 @@ struct ShowConfigArgs {
     /// Write the configuration table under the "Configuration" section of this Markdown file.
     #[arg(short = 'o', long = "output", value_name = "FILE.md")]
     output: Option<PathBuf>,
+    /// The CUE package of the instance.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
 }
 
 /// `timoni mod vet`: builds the module and reports its objects and images on stderr.
@@ -115,7 +118,8 @@ fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
 fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let ShowCommand::Config(args) = args.command;
     let dir = instance::module_dir(&args.path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let doc = config_doc::config_doc(&dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let doc = config_doc::config_doc(&dir, &args.package)
+        .map_err(|e| anyhow::anyhow!("{}", crate::relative(&e.to_string())))?;
     match &args.output {
         None => print!("{}", doc.cue),
         Some(path) => {

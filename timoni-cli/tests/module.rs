@@ -90,3 +90,46 @@ fn completion_scripts_are_generated_for_every_shell() {
         );
     }
 }
+
+/// Timoni's `mod_show_config_test.go` expectations, on its test module (the corpus's
+/// `testdata-module`), read in place.
+#[test]
+fn mod_show_config_of_timonis_test_module_has_what_timonis_test_expects() {
+    let root = match std::env::var_os("CONFORMANCE_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
+    };
+    let module = root.join("timoni/testdata-module/module");
+    if !module.is_dir() {
+        eprintln!(
+            "SKIPPED: {} is absent (set CONFORMANCE_DIR); the mod show config check did not run",
+            module.display()
+        );
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_timoni"))
+        .args(["mod", "show", "config"])
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("#Config: {"), "{text}");
+    for want in [
+        "enabled: *true | bool",
+        "repository: *\"cgr.dev/chainguard/timoni\" | string",
+        "server: enabled: *true | bool",
+        "// Annotations applied to pods\n\tpodAnnotations?: {[string]: string}",
+        "team: \"test\"\n",
+        "domain: *\"example.internal\" | string",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    for unwanted in ["kubeVersion!", "moduleVersion!"] {
+        assert!(!text.contains(unwanted), "{unwanted} in:\n{text}");
+    }
+}

@@ -161,8 +161,17 @@ fn cue_error(errs: &[EvalError]) -> Error {
     Error::Cue(format_errors(errs).trim_end().to_string())
 }
 
-/// Builds an instance of a local module.
-pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
+/// A module loaded for an instance: its root, its parsed files (the schema and values
+/// overlays included; only when asked for) and the evaluator instance.
+pub struct Loaded {
+    pub root: PathBuf,
+    pub files: Vec<cue_eval::load::LoadedFile>,
+    pub instance: cue_eval::eval::api::Instance,
+}
+
+/// Loads a local module for an instance: module checks, values merge, schema overlay, tags.
+/// `keep_files` keeps a copy of the parsed files in [`Loaded::files`].
+pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
     let root = check_module(&module_dir(&opts.module)?)?;
     let pkg_dir = if opts.package == "main" {
         root.clone()
@@ -217,11 +226,30 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
         format!("./{}", opts.package)
     };
     let build = load::load(&cfg, &[arg]).map_err(|e| cue_error(&[e.to_eval_error()]))?;
-    let mut inst = build.into_instance().map_err(|e| cue_error(&e))?;
-    let compile = inst.compile_errors();
+    let files = if keep_files {
+        build.files.clone()
+    } else {
+        Vec::new()
+    };
+    let mut instance = build.into_instance().map_err(|e| cue_error(&e))?;
+    let compile = instance.compile_errors();
     if !compile.is_empty() {
         return Err(cue_error(&compile));
     }
+    Ok(Loaded {
+        root,
+        files,
+        instance,
+    })
+}
+
+/// Builds an instance of a local module.
+pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
+    let Loaded {
+        root,
+        instance: mut inst,
+        ..
+    } = load_module(opts, false)?;
     if inst.lookup(&["timoni"]).is_none() {
         return Err(Error::Cue(
             "timoni: field not found: the module's timoni.cue must define timoni".into(),
