@@ -1,10 +1,15 @@
 //! The `timoni` command line: clap structs, then one call into `timoni-core` per subcommand, then
 //! rendering. Errors are rendered with miette and exit non-zero with one clear message.
 
+mod build;
+mod bundle;
 mod cue;
 mod fmt;
+mod module;
 mod oci_cmds;
+mod runtime;
 mod vendor;
+mod version;
 
 use std::process::ExitCode;
 
@@ -20,33 +25,39 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Render an instance's Kubernetes objects to stdout.
+    #[command(alias = "template")]
+    Build(build::Args),
+    /// Build and validate bundles of instances.
+    Bundle(bundle::Args),
+    /// Show the values of runtimes.
+    Runtime(runtime::Args),
+    /// Work with modules: vet, show, init, vendor, and push/pull/list in registries.
+    Mod(module::Args),
+    /// Print the version information.
+    Version(version::Args),
+    /// Generate a shell completion script.
+    Completion {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Format CUE files.
     Fmt(fmt::Args),
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
-    /// Create, vendor into, push, pull and list modules.
-    Mod(ModArgs),
     /// Push, pull, tag and list generic Timoni artifacts.
     Artifact(oci_cmds::ArtifactArgs),
     /// Log in to and out of container registries.
     Registry(oci_cmds::RegistryArgs),
 }
 
-/// `timoni mod …`.
-#[derive(clap::Args, Debug)]
-struct ModArgs {
-    #[command(subcommand)]
-    command: ModCommand,
-    #[command(flatten)]
-    oci: oci_cmds::OciFlags,
-}
-
-#[derive(Subcommand, Debug)]
-enum ModCommand {
-    #[command(flatten)]
-    Local(vendor::Command),
-    #[command(flatten)]
-    Oci(oci_cmds::ModCommand),
+/// A message with absolute paths below the working directory written relative to it (`./x`),
+/// as `cue` prints positions.
+pub(crate) fn relative(msg: &str) -> String {
+    match std::env::current_dir() {
+        Ok(cwd) => msg.replace(&format!("{}/", cwd.display()), "./"),
+        Err(_) => msg.to_string(),
+    }
 }
 
 fn main() -> ExitCode {
@@ -62,12 +73,21 @@ fn main() -> ExitCode {
     }));
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Build(args) => build::run(args),
+        Command::Bundle(args) => bundle::run(args),
+        Command::Runtime(args) => runtime::run(args),
+        Command::Mod(args) => module::run(args),
+        Command::Version(args) => version::run(args),
+        Command::Completion { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "timoni", &mut script);
+            // A closed pipe (`| head`) is not an error worth a message.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
-        Command::Mod(args) => match args.command {
-            ModCommand::Oci(c) => oci_cmds::run_mod_command(c, &args.oci),
-            ModCommand::Local(c) => vendor::run_command(c),
-        },
         Command::Artifact(args) => oci_cmds::run_artifact(args),
         Command::Registry(args) => oci_cmds::run_registry(args),
     };

@@ -1,0 +1,85 @@
+//! `timoni build NAME MODULE` (alias `template`): renders the objects of every apply set of an
+//! instance of a local module to stdout, as YAML documents each followed by `---`, or as a JSON
+//! `List`.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use timoni_core::instance::{self, BuildOptions};
+use timoni_core::render;
+use timoni_core::values::ValuesSource;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The instance name.
+    name: String,
+    /// The module: a local directory or a file:// URL (oci:// is not supported yet).
+    module: String,
+    /// The instance namespace.
+    #[arg(short = 'n', long = "namespace", default_value = "default")]
+    namespace: String,
+    /// The module version (OCI modules only; ignored for local modules).
+    #[arg(short = 'v', long = "version", default_value = "latest")]
+    version: String,
+    /// The module digest (OCI modules only; ignored for local modules).
+    #[arg(short = 'd', long = "digest")]
+    digest: Option<String>,
+    /// The CUE package of the instance.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<String>,
+    /// The output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Yaml)]
+    output: Format,
+    /// Replace the data of Secrets with '***'.
+    #[arg(long = "mask-secrets")]
+    mask_secrets: bool,
+    /// Build with the debug tag (use debug_values.cue).
+    #[arg(long)]
+    debug: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Yaml,
+    Json,
+}
+
+/// Values sources from `-f` arguments, reading stdin for `-`.
+pub fn values_sources(files: &[String]) -> anyhow::Result<Vec<ValuesSource>> {
+    files
+        .iter()
+        .map(|f| {
+            if f == "-" {
+                let mut text = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut text)
+                    .context("reading values from stdin")?;
+                Ok(ValuesSource::Stdin(text))
+            } else {
+                Ok(ValuesSource::File(f.into()))
+            }
+        })
+        .collect()
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut opts = BuildOptions::new(&args.name, &args.namespace, &args.module);
+    opts.package = args.package;
+    opts.values = values_sources(&args.values)?;
+    opts.debug = args.debug;
+    let built = instance::build(&opts)
+        .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
+    let mut objects = built.objects();
+    if args.mask_secrets {
+        objects = objects.iter().map(render::mask_secret).collect();
+    }
+    match args.output {
+        Format::Yaml => print!("{}", render::objects_yaml(&objects)),
+        Format::Json => print!("{}", render::objects_json(&objects)),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,204 @@
+//! `timoni bundle build|vet`: bundles of local module instances, with runtime values from the
+//! environment and runtime files, per selected cluster.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use timoni_core::bundle::{self, BundleRequest, SourceFile};
+use timoni_core::render;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Build the instances of a bundle and print their objects.
+    #[command(alias = "template")]
+    Build(BuildArgs),
+    /// Validate a bundle and list its instances.
+    #[command(alias = "lint")]
+    Vet(VetArgs),
+}
+
+/// The flags every bundle command shares.
+#[derive(clap::Args, Debug)]
+pub struct RuntimeFlags {
+    /// Runtime files (.cue, .yaml, .yml, .json).
+    #[arg(short = 'r', long = "runtime", value_name = "FILE")]
+    runtime: Vec<PathBuf>,
+    /// Use the environment variables as runtime values.
+    #[arg(long = "runtime-from-env")]
+    runtime_from_env: bool,
+    /// The runtime clusters to select (case-insensitive, '*' for all).
+    #[arg(long = "runtime-cluster", default_value = "*")]
+    runtime_cluster: String,
+    /// The runtime cluster groups to select (case-insensitive, '*' for all).
+    #[arg(long = "runtime-group", default_value = "*")]
+    runtime_group: String,
+    /// The directory whose cue.mod bundles import packages from.
+    #[arg(long = "workdir")]
+    workdir: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct BuildArgs {
+    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified.
+    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    files: Vec<String>,
+    /// The CUE package of the modules.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Write one YAML file per object under DIR/<instance>/ instead of printing.
+    #[arg(long = "output-dir", value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// How many instances to build at once (default: the CPUs, at most 8).
+    #[arg(long = "concurrency")]
+    concurrency: Option<usize>,
+    /// Replace the data of Secrets with '***' (not with --output-dir).
+    #[arg(long = "mask-secrets")]
+    mask_secrets: bool,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+struct VetArgs {
+    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified.
+    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    files: Vec<String>,
+    /// The CUE package of the modules.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Print the evaluated bundle as CUE.
+    #[arg(long = "print-value")]
+    print_value: bool,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Build(a) => build(a),
+        Command::Vet(a) => vet(a),
+    }
+}
+
+/// Reads `-f` files; `-` is stdin (at most once).
+pub fn read_files(files: &[String]) -> anyhow::Result<Vec<SourceFile>> {
+    files
+        .iter()
+        .map(|f| {
+            if f == "-" {
+                let mut text = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut text)
+                    .context("reading stdin")?;
+                Ok(SourceFile {
+                    path: "-".into(),
+                    text,
+                })
+            } else {
+                SourceFile::read(f.as_ref()).map_err(|e| anyhow::anyhow!("{e}"))
+            }
+        })
+        .collect()
+}
+
+impl RuntimeFlags {
+    /// The core request for bundle files `files`.
+    pub fn request(&self, files: Vec<SourceFile>) -> anyhow::Result<BundleRequest> {
+        let runtime_files = self
+            .runtime
+            .iter()
+            .map(|p| SourceFile::read(p).map_err(|e| anyhow::anyhow!("{e}")))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(BundleRequest {
+            files,
+            runtime_files,
+            env: self
+                .runtime_from_env
+                .then(|| std::env::vars().collect::<BTreeMap<_, _>>()),
+            cluster: self.runtime_cluster.clone(),
+            group: self.runtime_group.clone(),
+            workdir: self.workdir.clone(),
+        })
+    }
+}
+
+fn fail(e: timoni_core::Error) -> anyhow::Error {
+    anyhow::anyhow!("{}", crate::relative(&e.to_string()))
+}
+
+fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
+    let req = args.runtime.request(read_files(&args.files)?)?;
+    let concurrency = args.concurrency.unwrap_or_else(bundle::default_concurrency);
+    let (_cluster, _bundle, built) =
+        bundle::build_bundle(&req, &args.package, concurrency).map_err(fail)?;
+    if let Some(dir) = &args.output_dir {
+        for inst in &built {
+            let mut objects = inst.objects();
+            render::sort_for_apply(&mut objects);
+            let with_ns = render::spans_namespaces(&objects);
+            let sub = dir.join(&inst.name);
+            std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
+            for o in &objects {
+                let path = sub.join(render::resource_file_name(o, with_ns));
+                std::fs::write(&path, render::object_yaml(o))
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            eprintln!("exported {} resources to {}", objects.len(), sub.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut sections = Vec::new();
+    for inst in &built {
+        let mut objects = inst.objects();
+        render::sort_for_apply(&mut objects);
+        if args.mask_secrets {
+            objects = objects.iter().map(render::mask_secret).collect();
+        }
+        let docs: Vec<String> = objects.iter().map(render::object_yaml).collect();
+        sections.push(format!(
+            "---\n# Instance: {}\n---\n{}",
+            inst.name,
+            docs.join("---\n")
+        ));
+    }
+    print!("{}", sections.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
+    let _ = &args.package;
+    let req = args.runtime.request(read_files(&args.files)?)?;
+    let results = bundle::vet_bundle(&req).map_err(fail)?;
+    for (cluster, b) in &results {
+        if args.print_value {
+            let text = if cluster.is_default() {
+                format!("bundle: {}\n", b.cue)
+            } else {
+                format!("{:?}: bundle: {}\n", cluster.name, b.cue)
+            };
+            let text = timoni_core::cue_eval::format_source(&text).unwrap_or(text);
+            print!("{text}");
+            continue;
+        }
+        // Timoni's log callers: `b:<bundle>`, `c:<cluster>` for named clusters, `i:<instance>`.
+        let caller = if cluster.is_default() {
+            format!("b:{}", b.name)
+        } else {
+            format!("b:{} > c:{}", b.name, cluster.name)
+        };
+        for i in &b.instances {
+            eprintln!("{caller} > i:{} instance is valid", i.name);
+        }
+        eprintln!("{caller} bundle is valid");
+    }
+    Ok(ExitCode::SUCCESS)
+}

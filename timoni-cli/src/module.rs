@@ -1,0 +1,142 @@
+//! `timoni mod …`: the module command group. This file holds `mod vet` and `mod show config`;
+//! `mod init` and `mod vendor` live in `vendor.rs`, the registry commands (`push`, `pull`, `list`)
+//! in `oci_cmds.rs`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use timoni_core::config_doc;
+use timoni_core::instance::{self, BuildOptions};
+use timoni_core::meta::get_str;
+
+/// `timoni mod …`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+    #[command(flatten)]
+    oci: crate::oci_cmds::OciFlags,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Validate a local module by building it.
+    #[command(alias = "lint")]
+    Vet(VetArgs),
+    /// Show information about a module.
+    Show(ShowArgs),
+    #[command(flatten)]
+    Local(crate::vendor::Command),
+    #[command(flatten)]
+    Oci(crate::oci_cmds::ModCommand),
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Vet(a) => vet(a),
+        Command::Show(a) => show(a),
+        Command::Local(c) => crate::vendor::run_command(c),
+        Command::Oci(c) => crate::oci_cmds::run_mod_command(c, &args.oci),
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct VetArgs {
+    /// The module directory.
+    #[arg(default_value = ".")]
+    path: String,
+    /// The instance name used for the build.
+    #[arg(long = "name", default_value = "default")]
+    name: String,
+    /// The instance namespace used for the build.
+    #[arg(short = 'n', long = "namespace", default_value = "default")]
+    namespace: String,
+    /// The CUE package of the instance.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Build with the debug tag (use debug_values.cue).
+    #[arg(long)]
+    debug: bool,
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    #[command(subcommand)]
+    command: ShowCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum ShowCommand {
+    /// Print the module's #Config schema, or write it as a table to a README.
+    Config(ShowConfigArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ShowConfigArgs {
+    /// The module directory.
+    #[arg(default_value = ".")]
+    path: String,
+    /// Write the configuration table under the "Configuration" section of this Markdown file.
+    #[arg(short = 'o', long = "output", value_name = "FILE.md")]
+    output: Option<PathBuf>,
+    /// The CUE package of the instance.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+}
+
+/// `timoni mod vet`: builds the module and reports its objects and images on stderr.
+fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = BuildOptions::new(&args.name, &args.namespace, &args.path);
+    opts.package = args.package;
+    opts.debug = args.debug;
+    opts.values = crate::build::values_sources(&args.values)?;
+    eprintln!(
+        "vetting with {} values",
+        if args.debug { "debug" } else { "default" }
+    );
+    let built = instance::build(&opts)
+        .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
+    let objects = built.objects();
+    if objects.is_empty() {
+        anyhow::bail!("build failed, no objects to apply");
+    }
+    for o in &objects {
+        let kind = get_str(o, &["kind"]).unwrap_or_default();
+        let name = get_str(o, &["metadata", "name"]).unwrap_or_default();
+        match get_str(o, &["metadata", "namespace"]) {
+            Some(ns) if !ns.is_empty() => eprintln!("{kind}/{ns}/{name} valid resource"),
+            _ => eprintln!("{kind}/{name} valid resource"),
+        }
+    }
+    for image in &built.images {
+        if image.contains("@sha") {
+            eprintln!("{image} valid image");
+        } else {
+            eprintln!("{image} valid image (digest missing)");
+        }
+    }
+    eprintln!("{} valid module", built.module_name);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `timoni mod show …`.
+fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let ShowCommand::Config(args) = args.command;
+    let dir = instance::module_dir(&args.path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let doc = config_doc::config_doc(&dir, &args.package)
+        .map_err(|e| anyhow::anyhow!("{}", crate::relative(&e.to_string())))?;
+    match &args.output {
+        None => print!("{}", doc.cue),
+        Some(path) => {
+            let old = std::fs::read_to_string(path).unwrap_or_default();
+            let new = config_doc::update_readme(&old, &doc.rows);
+            std::fs::write(path, new).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("{} updated", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,207 @@
+//! End-to-end tests of `timoni bundle build|vet` and `timoni runtime build` on the bundles in
+//! `testdata/timoni/bundles/` (two instances of the small test module), as insta snapshots.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn bundles() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/timoni/bundles")
+}
+
+fn run(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_timoni"));
+    cmd.args(args)
+        .current_dir(bundles())
+        .env_remove("TIMONI_KUBE_VERSION")
+        .env_remove("DOMAIN")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("run timoni");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    format!(
+        "$ timoni {}\nexit: {}\n--- stdout\n{}\n--- stderr\n{}",
+        args.join(" "),
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn bundle_build_prints_instances_in_order_with_sorted_objects() {
+    insta::assert_snapshot!(run(&["bundle", "build", "-f", "demo.cue"], &[], None));
+}
+
+#[test]
+fn bundle_build_injects_runtime_values_for_the_selected_cluster() {
+    insta::assert_snapshot!(run(
+        &[
+            "bundle",
+            "build",
+            "-f",
+            "demo.cue",
+            "-f",
+            "override.yaml",
+            "--runtime-from-env",
+            "-r",
+            "runtime.cue",
+            "--runtime-cluster",
+            "PROD-EU",
+            "--mask-secrets",
+        ],
+        &[("DOMAIN", "env.example")],
+        None
+    ));
+}
+
+#[test]
+fn bundle_build_output_is_the_same_at_any_concurrency() {
+    let one = run(
+        &["bundle", "build", "-f", "demo.cue", "--concurrency", "1"],
+        &[],
+        None,
+    );
+    let four = run(
+        &["bundle", "build", "-f", "demo.cue", "--concurrency", "4"],
+        &[],
+        None,
+    );
+    assert_eq!(
+        one.replace("--concurrency 1", ""),
+        four.replace("--concurrency 4", "")
+    );
+}
+
+#[test]
+fn bundle_build_writes_one_file_per_object_with_output_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let text = run(
+        &["bundle", "build", "-f", "demo.cue", "--output-dir", out],
+        &[],
+        None,
+    );
+    assert!(text.contains("exit: 0"), "{text}");
+    let mut files: Vec<String> = walk(dir.path())
+        .iter()
+        .map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "backend/v1_configmap_backend-client.yaml",
+            "backend/v1_configmap_backend-server.yaml",
+            "backend/v1_secret_backend.yaml",
+            "frontend/v1_configmap_frontend-client.yaml",
+        ]
+    );
+    let secret =
+        std::fs::read_to_string(dir.path().join("backend/v1_secret_backend.yaml")).unwrap();
+    assert!(secret.contains("password: hunter2"), "{secret}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn bundle_vet_lists_instances_per_cluster() {
+    insta::assert_snapshot!(run(
+        &["bundle", "vet", "-f", "demo.cue", "-r", "runtime.cue"],
+        &[],
+        None
+    ));
+}
+
+#[test]
+fn bundle_vet_prints_the_value_per_named_cluster() {
+    insta::assert_snapshot!(run(
+        &[
+            "bundle",
+            "vet",
+            "-f",
+            "demo.cue",
+            "-f",
+            "-",
+            "-r",
+            "runtime.cue",
+            "--runtime-group",
+            "Staging",
+            "--print-value",
+        ],
+        &[],
+        Some("bundle: instances: frontend: values: client: enabled: true\n")
+    ));
+}
+
+#[test]
+fn bundle_errors_are_one_clear_message() {
+    let mut all = String::new();
+    for (args, env) in [
+        (&["bundle", "vet", "-f", "invalid.cue"][..], &[][..]),
+        (&["bundle", "vet", "-f", "empty.cue"], &[]),
+        (
+            &[
+                "bundle",
+                "build",
+                "-f",
+                "bad-number.cue",
+                "--runtime-from-env",
+            ],
+            &[("PORT", "s3cr3t")],
+        ),
+        (
+            &["bundle", "build", "-f", "demo.cue", "-r", "runtime.cue"],
+            &[],
+        ),
+        (
+            &[
+                "bundle",
+                "build",
+                "-f",
+                "demo.cue",
+                "-r",
+                "runtime.cue",
+                "--runtime-cluster",
+                "nope",
+            ],
+            &[],
+        ),
+    ] {
+        all.push_str(&run(args, env, None));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn runtime_build_prints_the_values_of_each_cluster() {
+    insta::assert_snapshot!(run(&["runtime", "build", "-f", "runtime.cue"], &[], None));
+}

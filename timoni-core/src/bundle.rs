@@ -1,0 +1,516 @@
+//! Bundles (Timoni's `internal/engine/bundle_builder.go`): one or more files (CUE, YAML, JSON
+//! or stdin) unified with the `#Bundle` schema, runtime values injected before evaluation, and
+//! the instances built in declaration order.
+//!
+//! Each file is runtime-injected ([`crate::runtime::inject`]) and loaded in memory as
+//! `<workdir>/<i>.<basename>.cue` next to `<n>.schema.cue` (the schema and `bundle: #Bundle`),
+//! so that bundles can import packages of the working directory's `cue.mod`. The `bundle`
+//! value must be concrete. Relative `file://` module URLs are resolved against the directory of
+//! the file that wrote them. Instances are built in parallel on rayon's pool; results keep the
+//! declaration order.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cue_eval::ast::{self, Decl, Expr};
+use cue_eval::decode;
+use cue_eval::encode::Data;
+use cue_eval::eval::api::{EvalError, format_errors};
+use cue_eval::eval::print::{export_path, vertex_cue};
+use cue_eval::load::{self, Config};
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::instance::{self, BuildOptions, BuiltInstance, DEVEL_VERSION};
+use crate::meta::{get, get_str};
+use crate::runtime;
+
+/// The bundle schema, written from Timoni's documented `#Bundle`.
+const BUNDLE_SCHEMA: &str = r#"import "strings"
+
+#Bundle: {
+	apiVersion: string & =~"^v1alpha1$"
+	name:       string & =~"^(([a-z0-9][-a-z0-9_.]*)?[a-z0-9])?$" & strings.MaxRunes(63) & strings.MinRunes(1)
+	instances: [string & =~"^(([a-z0-9][-a-z0-9_.]*)?[a-z0-9])?$" & strings.MaxRunes(63) & strings.MinRunes(1)]: {
+		module: close({
+			url:     string & =~"^(oci|file)://.*$"
+			version: *"latest" | string
+			digest?: string
+		})
+		namespace: string & =~"^(([a-z0-9][-a-z0-9_.]*)?[a-z0-9])?$" & strings.MaxRunes(63) & strings.MinRunes(1)
+		values: {...}
+	}
+}
+
+bundle: #Bundle
+"#;
+
+/// One input file of a bundle or runtime.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// The path as given (`-` for stdin).
+    pub path: PathBuf,
+    /// The text (read by the caller, so that stdin works).
+    pub text: String,
+}
+
+impl SourceFile {
+    /// Reads a file from disk.
+    pub fn read(path: &Path) -> Result<SourceFile> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Ok(SourceFile {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+
+    /// This file as CUE text: YAML and JSON are converted, CUE is kept.
+    pub fn cue_text(&self) -> Result<String> {
+        let name = self.path.display().to_string();
+        let ext = self.path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let data = match ext {
+            "yaml" | "yml" => {
+                let docs = decode::yaml(&self.text).map_err(|e| Error::Bundle(e.in_file(&name)))?;
+                docs.into_iter().next().unwrap_or(Data::Struct(Vec::new()))
+            }
+            "json" => decode::json(&self.text).map_err(|e| Error::Bundle(e.in_file(&name)))?,
+            "cue" | "" => return Ok(self.text.clone()),
+            _ => {
+                return Err(Error::Bundle(format!(
+                    "{name}: unsupported file format: use .cue, .yaml, .yml or .json"
+                )));
+            }
+        };
+        Ok(decode::to_cue_source(&data))
+    }
+
+    /// The directory relative `file://` URLs in this file are resolved against.
+    fn base_dir(&self) -> PathBuf {
+        if self.path.as_os_str() == "-" {
+            return std::env::current_dir().unwrap_or_default();
+        }
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    }
+}
+
+/// One instance of a bundle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BundleInstance {
+    pub name: String,
+    pub namespace: String,
+    /// The module URL as written.
+    pub url: String,
+    /// For `file://` URLs, the module directory (relative URLs resolved).
+    pub module_dir: Option<PathBuf>,
+    pub version: String,
+    pub digest: Option<String>,
+    pub values: Data,
+}
+
+/// An evaluated bundle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bundle {
+    pub name: String,
+    pub instances: Vec<BundleInstance>,
+    /// The `bundle` value as formatted CUE (what `bundle vet --print-value` shows).
+    pub cue: String,
+}
+
+/// How to load a bundle.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// The runtime values injected into `@timoni(runtime:…)` fields.
+    pub runtime_values: BTreeMap<String, String>,
+    /// The directory whose `cue.mod` bundles import from (default: the working directory).
+    pub workdir: Option<PathBuf>,
+}
+
+fn cue_error(errs: &[EvalError]) -> Error {
+    Error::Bundle(format_errors(errs).trim_end().to_string())
+}
+
+/// Timoni's prefixes: reading, injecting and loading the files is parsing; evaluating them is
+/// building.
+fn prefixed(what: &str, e: Error) -> Error {
+    match e {
+        Error::Bundle(m) => Error::Bundle(format!("failed to {what} bundle: {m}")),
+        other => Error::Bundle(format!("failed to {what} bundle: {other}")),
+    }
+}
+
+/// Loads, injects and evaluates the bundle files.
+pub fn load_bundle(files: &[SourceFile], opts: &LoadOptions) -> Result<Bundle> {
+    if files.is_empty() {
+        return Err(Error::Bundle("no bundle files given (use -f)".into()));
+    }
+    let workdir = match &opts.workdir {
+        Some(d) => std::path::absolute(d).map_err(|e| Error::io(d, e))?,
+        None => std::env::current_dir().map_err(|e| Error::io(Path::new("."), e))?,
+    };
+    let mut overlay = BTreeMap::new();
+    let mut args = Vec::new();
+    let mut texts = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let base = match f.path.file_name() {
+            Some(n) if f.path.as_os_str() != "-" => n.to_string_lossy().to_string(),
+            _ => "stdin".to_string(),
+        };
+        let base = base.strip_suffix(".cue").unwrap_or(&base).to_string();
+        let virt = workdir.join(format!("{i}.{base}.cue"));
+        let text = f.cue_text().map_err(|e| prefixed("parse", e))?;
+        let text = runtime::inject(&virt.display().to_string(), &text, &opts.runtime_values)
+            .map_err(|e| prefixed("parse", e))?;
+        overlay.insert(virt.clone(), text.clone());
+        args.push(virt.display().to_string());
+        texts.push(text);
+    }
+    let schema = workdir.join(format!("{}.schema.cue", files.len()));
+    overlay.insert(schema.clone(), BUNDLE_SCHEMA.to_string());
+    args.push(schema.display().to_string());
+
+    let mut cfg = Config::new(&workdir);
+    cfg.overlay = overlay;
+    let build =
+        load::load(&cfg, &args).map_err(|e| prefixed("parse", cue_error(&[e.to_eval_error()])))?;
+    let mut inst = build
+        .into_instance()
+        .map_err(|e| prefixed("parse", cue_error(&e)))?;
+    let compile = inst.compile_errors();
+    if !compile.is_empty() {
+        return Err(prefixed("build", cue_error(&compile)));
+    }
+    let Some(v) = inst.lookup(&["bundle"]) else {
+        return Err(Error::Bundle(
+            "failed to build bundle: bundle: field not found".into(),
+        ));
+    };
+    let data = export_path(&mut inst, &["bundle"]).map_err(|e| prefixed("build", cue_error(&e)))?;
+    let cue = vertex_cue(&mut inst.rt, v);
+    let name = get_str(&data, &["name"]).unwrap_or_default().to_string();
+    let mut instances = Vec::new();
+    if let Some(Data::Struct(list)) = get(&data, &["instances"]) {
+        for f in list {
+            let url = get_str(&f.value, &["module", "url"])
+                .unwrap_or_default()
+                .to_string();
+            let module_dir = url.strip_prefix("file://").map(|p| {
+                let p = Path::new(p);
+                if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    let dir = defining_file(files, &texts, &f.name)
+                        .map(|i| files[i].base_dir())
+                        .unwrap_or_else(|| PathBuf::from("."));
+                    dir.join(p)
+                }
+            });
+            instances.push(BundleInstance {
+                name: f.name.clone(),
+                namespace: get_str(&f.value, &["namespace"])
+                    .unwrap_or_default()
+                    .to_string(),
+                url,
+                module_dir,
+                version: get_str(&f.value, &["module", "version"])
+                    .unwrap_or("latest")
+                    .to_string(),
+                digest: get_str(&f.value, &["module", "digest"]).map(str::to_string),
+                values: get(&f.value, &["values"])
+                    .cloned()
+                    .unwrap_or(Data::Struct(Vec::new())),
+            });
+        }
+    }
+    if instances.is_empty() {
+        return Err(Error::Bundle("no instances found in bundle".into()));
+    }
+    Ok(Bundle {
+        name,
+        instances,
+        cue,
+    })
+}
+
+/// The index of the file that writes `bundle.instances.<name>.module.url` (the last one that
+/// does, as a later file's value is the one a user means to override with).
+fn defining_file(files: &[SourceFile], texts: &[String], instance: &str) -> Option<usize> {
+    let path = ["bundle", "instances", instance, "module", "url"];
+    let mut found = None;
+    for (i, text) in texts.iter().enumerate() {
+        let (file, _) = cue_eval::parse(ast::FileId(0), text);
+        if writes_path(&file.decls, &path) {
+            found = Some(i);
+        }
+    }
+    found.filter(|&i| i < files.len())
+}
+
+fn writes_path(decls: &[Decl], path: &[&str]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return true;
+    };
+    decls.iter().any(|d| match d {
+        Decl::Field(f) if label_name(&f.label).as_deref() == Some(*first) => {
+            rest.is_empty() || expr_writes(&f.value, rest)
+        }
+        Decl::Embed(e) => expr_writes(e, path),
+        _ => false,
+    })
+}
+
+fn expr_writes(e: &Expr, path: &[&str]) -> bool {
+    match e {
+        Expr::Struct(s) => writes_path(&s.decls, path),
+        Expr::Paren { expr, .. } => expr_writes(expr, path),
+        Expr::Binary { lhs, rhs, .. } => expr_writes(lhs, path) || expr_writes(rhs, path),
+        _ => false,
+    }
+}
+
+fn label_name(l: &ast::Label) -> Option<String> {
+    match l {
+        ast::Label::Ident(i) => Some(i.name.to_string()),
+        ast::Label::String(e) => match &**e {
+            Expr::Lit(lit) => cue_eval::literal::decode(&lit.raw)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Builds one bundle instance (a local module; `oci://` is not supported yet).
+pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstance> {
+    let Some(dir) = &bi.module_dir else {
+        return Err(Error::Unsupported(format!(
+            "instance {}: {}: OCI modules are not supported yet; use a file:// URL",
+            bi.name, bi.url
+        )));
+    };
+    let mut opts = BuildOptions::new(&bi.name, &bi.namespace, &dir.display().to_string());
+    opts.package = package.to_string();
+    opts.values_data = vec![bi.values.clone()];
+    opts.module_version = DEVEL_VERSION.to_string();
+    instance::build(&opts).map_err(|e| match e {
+        Error::Objects(errs) => Error::Objects(
+            errs.into_iter()
+                .map(|m| format!("build failed for {}: {m}", bi.name))
+                .collect(),
+        ),
+        other => Error::Bundle(format!("build failed for {}: {other}", bi.name)),
+    })
+}
+
+/// Builds every instance in parallel on at most `concurrency` threads, returning the results
+/// in declaration order.
+pub fn build_all(bundle: &Bundle, package: &str, concurrency: usize) -> Result<Vec<BuiltInstance>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(concurrency.max(1))
+        .build()
+        .map_err(|e| Error::Bundle(format!("starting the build threads: {e}")))?;
+    let results: Vec<Result<BuiltInstance>> = pool.install(|| {
+        bundle
+            .instances
+            .par_iter()
+            .map(|bi| build_instance(bi, package))
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+/// The default `--concurrency`: the number of CPUs, at most 8 (or `RAYON_NUM_THREADS`).
+pub fn default_concurrency() -> usize {
+    if let Some(n) = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        return n;
+    }
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8)
+}
+
+/// What `bundle build`, `bundle vet` and `runtime build` work on: bundle files, runtime files
+/// and how to pick clusters.
+#[derive(Clone, Debug, Default)]
+pub struct BundleRequest {
+    pub files: Vec<SourceFile>,
+    pub runtime_files: Vec<SourceFile>,
+    /// The process environment, used as runtime values with `--runtime-from-env`.
+    pub env: Option<BTreeMap<String, String>>,
+    /// `--runtime-cluster` (`*` for all).
+    pub cluster: String,
+    /// `--runtime-group` (`*` for all).
+    pub group: String,
+    pub workdir: Option<PathBuf>,
+}
+
+/// The runtime of a request: its files unified, or the implicit one.
+pub fn request_runtime(req: &BundleRequest) -> Result<runtime::Runtime> {
+    if req.runtime_files.is_empty() {
+        return Ok(runtime::Runtime::implicit());
+    }
+    let mut sources = Vec::new();
+    for f in &req.runtime_files {
+        sources.push((f.path.display().to_string(), f.cue_text()?));
+    }
+    runtime::load_runtime(&sources)
+}
+
+/// The selected clusters, each with its runtime values: the environment (with
+/// `--runtime-from-env`), then the cluster's name and group.
+pub fn runtime_values(
+    req: &BundleRequest,
+) -> Result<Vec<(runtime::Cluster, BTreeMap<String, String>)>> {
+    let rt = request_runtime(req)?;
+    if !rt.queries.is_empty() {
+        return Err(Error::Unsupported(format!(
+            "runtime {:?}: values read from a cluster ({}) are not supported yet",
+            rt.name,
+            rt.queries.join(", ")
+        )));
+    }
+    let clusters = rt.select(&req.cluster, &req.group);
+    if clusters.is_empty() {
+        return Err(Error::Bundle(format!(
+            "no cluster found (--runtime-cluster={:?} --runtime-group={:?})",
+            req.cluster, req.group
+        )));
+    }
+    Ok(clusters
+        .into_iter()
+        .map(|c| {
+            let mut values = req.env.clone().unwrap_or_default();
+            values.extend(c.values());
+            (c, values)
+        })
+        .collect())
+}
+
+/// `bundle vet`: the bundle evaluated for every selected cluster.
+pub fn vet_bundle(req: &BundleRequest) -> Result<Vec<(runtime::Cluster, Bundle)>> {
+    let mut out = Vec::new();
+    for (cluster, values) in runtime_values(req)? {
+        let opts = LoadOptions {
+            runtime_values: values,
+            workdir: req.workdir.clone(),
+        };
+        out.push((cluster, load_bundle(&req.files, &opts)?));
+    }
+    Ok(out)
+}
+
+/// `bundle build`: the bundle built for the one selected cluster (a runtime with several
+/// clusters needs `--runtime-cluster`).
+pub fn build_bundle(
+    req: &BundleRequest,
+    package: &str,
+    concurrency: usize,
+) -> Result<(runtime::Cluster, Bundle, Vec<BuiltInstance>)> {
+    let mut clusters = runtime_values(req)?;
+    if clusters.len() > 1 {
+        return Err(Error::Bundle(
+            "you must select a cluster with --runtime-cluster".into(),
+        ));
+    }
+    let (cluster, values) = clusters.remove(0);
+    let opts = LoadOptions {
+        runtime_values: values,
+        workdir: req.workdir.clone(),
+    };
+    let bundle = load_bundle(&req.files, &opts)?;
+    let built = build_all(&bundle, package, concurrency)?;
+    Ok((cluster, bundle, built))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(path: &str, text: &str) -> SourceFile {
+        SourceFile {
+            path: path.into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn instances_keep_field_order_and_relative_urls_follow_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = src(
+            "conf/a.cue",
+            r#"bundle: {
+                apiVersion: "v1alpha1"
+                name: "demo"
+                instances: {
+                    zeta: {module: url: "file://../mods/z", namespace: "n"}
+                    alpha: {module: url: "oci://r.io/a", namespace: "n"}
+                }
+            }"#,
+        );
+        let b = src(
+            "other/b.yaml",
+            "bundle:\n  instances:\n    alpha:\n      values:\n        x: 1\n",
+        );
+        let opts = LoadOptions {
+            workdir: Some(dir.path().to_path_buf()),
+            ..LoadOptions::default()
+        };
+        let bundle = load_bundle(&[a, b], &opts).unwrap();
+        assert_eq!(bundle.name, "demo");
+        let names: Vec<_> = bundle.instances.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha"]);
+        assert_eq!(
+            bundle.instances[0].module_dir.as_deref(),
+            Some(Path::new("conf/../mods/z"))
+        );
+        assert_eq!(bundle.instances[1].module_dir, None);
+        assert_eq!(bundle.instances[1].version, "latest");
+    }
+
+    #[test]
+    fn bundles_import_packages_from_the_workdir_module() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("cue.mod/pkg/example.com/shared");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(
+            dir.path().join("cue.mod/module.cue"),
+            "module: \"example.com/wd\"\n",
+        )
+        .unwrap();
+        std::fs::write(pkg.join("s.cue"), "package shared\n\nns: \"imported\"\n").unwrap();
+        let a = src(
+            "b.cue",
+            "import \"example.com/shared\"\n\nbundle: {apiVersion: \"v1alpha1\", name: \"x\", instances: a: {module: url: \"file://m\", namespace: shared.ns}}\n",
+        );
+        let opts = LoadOptions {
+            workdir: Some(dir.path().to_path_buf()),
+            ..LoadOptions::default()
+        };
+        let bundle = load_bundle(&[a], &opts).unwrap();
+        assert_eq!(bundle.instances[0].namespace, "imported");
+    }
+
+    #[test]
+    fn schema_errors_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = src(
+            "b.cue",
+            r#"bundle: {apiVersion: "v1alpha1", name: "Demo", instances: x: {module: url: "http://x", namespace: "n"}}"#,
+        );
+        let opts = LoadOptions {
+            workdir: Some(dir.path().to_path_buf()),
+            ..LoadOptions::default()
+        };
+        let err = load_bundle(&[a], &opts).unwrap_err().to_string();
+        assert!(err.contains("bundle.name"), "{err}");
+        assert!(err.contains("bundle.instances.x.module.url"), "{err}");
+    }
+}

@@ -1,0 +1,592 @@
+//! `timoni mod show config`: a module's configuration schema as CUE (`#Config: {...}` with doc
+//! comments, defaults and `?`/`!` markers) and as a Markdown table (Key, Type, Default,
+//! Description) placed in a README's "Configuration" section.
+//!
+//! As Timoni does, the fields are those of the module's `values` (its `#Config` unified with
+//! `values.cue`, `images.cue` and the other values files), each described by what the module's
+//! own files (outside `cue.mod`) write for it: the type is the written constraint without its
+//! default and struct literals, the default comes from the evaluated value when the module
+//! marks one (`*x | T`), a field that evaluates to a concrete scalar without a default is a
+//! constant (`team: "test"`), and the docs are the module's comments. The fields Timoni
+//! injects (`moduleVersion`, `kubeVersion`, `clusterVersion`, `metadata.name`,
+//! `metadata.namespace`) are left out; `// +nodoc` fields stay in the CUE and leave the table.
+//!
+//! The field declarations are read from the syntax of the module's files (the `#Config`
+//! definition and the `values:` fields of the instance package), not from the evaluator's
+//! conjuncts, so constraints reached only through references into other local definitions are
+//! not seen.
+
+use std::path::Path;
+
+use cue_eval::ast::{self, BinaryOp, Constraint, Decl, Expr, UnaryOp};
+use cue_eval::encode::Data;
+use cue_eval::eval::print::export_path;
+
+use crate::error::Result;
+use crate::instance::{self, BuildOptions};
+
+/// Fields Timoni fills in itself, never documented.
+const INJECTED: &[&str] = &[
+    "kubeVersion",
+    "clusterVersion",
+    "moduleVersion",
+    "metadata.name",
+    "metadata.namespace",
+];
+
+/// One documented field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The field path with its marker (`image: tag:`, `podAnnotations?:`).
+    pub key: String,
+    pub ty: String,
+    pub default: String,
+    pub description: String,
+    /// Marked `// +nodoc`: shown in the CUE, not in the table.
+    pub no_doc: bool,
+}
+
+/// The documented configuration of a module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigDoc {
+    /// `#Config: {...}` as formatted CUE.
+    pub cue: String,
+    pub rows: Vec<Row>,
+}
+
+/// A field of the configuration tree as the module's files write it.
+#[derive(Debug, Default)]
+struct Node {
+    label: String,
+    regular: bool,
+    required: bool,
+    optional: bool,
+    /// The written constraints, defaults and struct literals removed (one line each).
+    types: Vec<String>,
+    has_default: bool,
+    docs: Vec<String>,
+    no_doc: bool,
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn child(&mut self, label: &str) -> &mut Node {
+        if let Some(i) = self.children.iter().position(|c| c.label == label) {
+            return &mut self.children[i];
+        }
+        self.children.push(Node {
+            label: label.to_string(),
+            ..Node::default()
+        });
+        self.children.last_mut().expect("just pushed")
+    }
+
+    fn marker(&self) -> &'static str {
+        if self.regular {
+            ""
+        } else if self.required {
+            "!"
+        } else if self.optional {
+            "?"
+        } else {
+            ""
+        }
+    }
+
+    fn is_optional(&self) -> bool {
+        !self.regular && !self.required && self.optional
+    }
+}
+
+/// Reads the configuration of the module at `dir`.
+pub fn config_doc(dir: &Path, package: &str) -> Result<ConfigDoc> {
+    let mut opts = BuildOptions::new("module-name", "default", &dir.display().to_string());
+    opts.package = package.to_string();
+    let mut loaded = instance::load_module(&opts, true)?;
+    let cue_mod = loaded.root.join("cue.mod");
+    let mut root = Node::default();
+    // The schema's fields first, then what the values files add, as the evaluated order has
+    // them.
+    for pass in ["#Config", "values"] {
+        for f in &loaded.files {
+            if f.excluded || Path::new(&f.name).starts_with(&cue_mod) || !f.name.ends_with(".cue") {
+                continue;
+            }
+            if pass == "values" && f.ast.package_name() != Some(package) {
+                continue;
+            }
+            for d in &f.ast.decls {
+                if let Decl::Field(field) = d
+                    && label(&field.label).as_deref() == Some(pass)
+                {
+                    add_expr(&mut root, &field.value, f);
+                }
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    let mut cue = String::from("#Config: {\n");
+    let inst = &mut loaded.instance;
+    for c in &root.children {
+        write_node(c, &[], inst, &mut cue, &mut rows);
+    }
+    cue.push_str("}\n");
+    let cue = cue_eval::format_source(&cue).unwrap_or(cue);
+    Ok(ConfigDoc { cue, rows })
+}
+
+fn label(l: &ast::Label) -> Option<String> {
+    match l {
+        ast::Label::Ident(i) => Some(i.name.to_string()),
+        ast::Label::String(e) => match &**e {
+            Expr::Lit(lit) => cue_eval::literal::decode(&lit.raw)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn text(f: &cue_eval::load::LoadedFile, span: ast::Span) -> &str {
+    f.text
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or_default()
+}
+
+/// Records what `e` says about `node`: its constraint, its default marker, and the fields of
+/// its struct literals.
+fn add_expr(node: &mut Node, e: &Expr, f: &cue_eval::load::LoadedFile) {
+    if has_default_marker(e) {
+        node.has_default = true;
+    }
+    if let Some(t) = strip_structs(e).and_then(|e| strip_defaults(&e, f))
+        && !t.is_empty()
+        && !node.types.contains(&t)
+    {
+        node.types.push(t);
+    }
+    for_each_struct(e, &mut |s| {
+        for d in &s.decls {
+            let Decl::Field(field) = d else { continue };
+            let Some(name) = label(&field.label) else {
+                continue;
+            };
+            if name.starts_with('_') || name.starts_with('#') {
+                continue;
+            }
+            let docs = doc_comments(f, field.span.start as usize);
+            let child = node.child(&name);
+            match field.constraint {
+                Constraint::Regular => child.regular = true,
+                Constraint::Required => child.required = true,
+                Constraint::Optional => child.optional = true,
+            }
+            if docs.iter().any(|c| c.trim() == "// +nodoc") {
+                child.no_doc = true;
+            }
+            for c in docs {
+                let t = c.trim_start_matches('/').trim();
+                let t = t.trim_end_matches("+nodoc").trim().to_string();
+                if !t.is_empty() && !child.docs.contains(&t) {
+                    child.docs.push(t);
+                }
+            }
+            add_expr(child, &field.value, f);
+        }
+    });
+}
+
+fn for_each_struct(e: &Expr, visit: &mut dyn FnMut(&ast::StructLit)) {
+    match e {
+        Expr::Struct(s) => visit(s),
+        Expr::Paren { expr, .. } => for_each_struct(expr, visit),
+        Expr::Binary {
+            op: BinaryOp::Unify,
+            lhs,
+            rhs,
+            ..
+        } => {
+            for_each_struct(lhs, visit);
+            for_each_struct(rhs, visit);
+        }
+        _ => {}
+    }
+}
+
+/// The `//` comment lines directly above byte offset `at` (no blank line between).
+fn doc_comments(f: &cue_eval::load::LoadedFile, at: usize) -> Vec<String> {
+    let src = &f.text;
+    let mut out = Vec::new();
+    let mut pos = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    for c in f.ast.comments.iter().rev() {
+        let end = c.span.end as usize;
+        if end > pos {
+            continue;
+        }
+        let between = &src[end..pos];
+        if between.trim().is_empty() && between.matches('\n').count() <= 1 {
+            out.push(c.text.to_string());
+            pos = src[..c.span.start as usize]
+                .rfind('\n')
+                .map_or(0, |i| i + 1);
+        } else {
+            break;
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// Whether `e` has a `*` default marker outside struct and list literals.
+fn has_default_marker(e: &Expr) -> bool {
+    match e {
+        Expr::Unary {
+            op: UnaryOp::Default,
+            ..
+        } => true,
+        Expr::Binary { lhs, rhs, .. } => has_default_marker(lhs) || has_default_marker(rhs),
+        Expr::Paren { expr, .. } => has_default_marker(expr),
+        _ => false,
+    }
+}
+
+/// `e` as one-line text without its `*default |` alternatives; `None` when nothing is left.
+fn strip_defaults(e: &Expr, f: &cue_eval::load::LoadedFile) -> Option<String> {
+    strip_defaults_inner(e, f).map(|(t, _)| t)
+}
+
+/// [`strip_defaults`], telling whether the result is still a binary expression (which a
+/// surrounding parenthesis then keeps).
+fn strip_defaults_inner(e: &Expr, f: &cue_eval::load::LoadedFile) -> Option<(String, bool)> {
+    match e {
+        Expr::Unary {
+            op: UnaryOp::Default,
+            ..
+        } => None,
+        Expr::Binary { op, lhs, rhs, .. } if matches!(op, BinaryOp::Disj | BinaryOp::Unify) => {
+            let sym = if *op == BinaryOp::Disj { "|" } else { "&" };
+            match (strip_defaults_inner(lhs, f), strip_defaults_inner(rhs, f)) {
+                (None, r) => r,
+                (l, None) => l,
+                (Some((l, _)), Some((r, _))) => Some((format!("{l} {sym} {r}"), true)),
+            }
+        }
+        Expr::Paren { expr, .. } => strip_defaults_inner(expr, f).map(|(t, binary)| {
+            if binary {
+                (format!("({t})"), false)
+            } else {
+                (t, false)
+            }
+        }),
+        Expr::Struct(s) if !s.braces => {
+            Some((format!("{{{}}}", single_line(text(f, e.span()))), false))
+        }
+        Expr::Binary { .. } => Some((single_line(text(f, e.span())), true)),
+        other => Some((single_line(text(f, other.span())), false)),
+    }
+}
+
+/// `e` without its struct literals (pattern-only structs such as `{[string]: string}` kept),
+/// as an expression tree; `None` when nothing is left.
+fn strip_structs(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Struct(s) => {
+            let patterns_only = !s.decls.is_empty()
+                && s.decls.iter().all(|d| {
+                    matches!(d, Decl::Field(field) if matches!(field.label, ast::Label::Pattern { .. }))
+                });
+            patterns_only.then(|| e.clone())
+        }
+        Expr::Binary {
+            op: BinaryOp::Unify,
+            lhs,
+            rhs,
+            span,
+        } => match (strip_structs(lhs), strip_structs(rhs)) {
+            (None, r) => r,
+            (l, None) => l,
+            (Some(l), Some(r)) => Some(Expr::Binary {
+                op: BinaryOp::Unify,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+                span: *span,
+            }),
+        },
+        Expr::Paren { expr, span } => strip_structs(expr).map(|x| Expr::Paren {
+            expr: Box::new(x),
+            span: *span,
+        }),
+        other => Some(other.clone()),
+    }
+}
+
+/// A formatted expression on one line: lines joined, struct fields and list elements
+/// separated by commas.
+fn single_line(src: &str) -> String {
+    if src.contains("\"\"\"") || src.contains("'''") {
+        return src.trim().to_string();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for line in src.lines() {
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(prev) = out.last_mut()
+            && !prev.ends_with('{')
+            && !prev.ends_with('[')
+            && !prev.ends_with(',')
+            && !line.starts_with('}')
+            && !line.starts_with(']')
+        {
+            prev.push(',');
+        }
+        out.push(line);
+    }
+    out.join(" ")
+}
+
+fn is_literal(s: &str) -> bool {
+    matches!(s, "true" | "false" | "null")
+        || (s.starts_with('"') && s.ends_with('"'))
+        || s.parse::<f64>().is_ok()
+}
+
+/// The CUE kind of concrete data, as CUE names it.
+fn kind_name(d: Option<&Data>) -> &'static str {
+    match d {
+        Some(Data::Struct(_)) => "struct",
+        Some(Data::List(_)) => "list",
+        Some(Data::String(_)) => "string",
+        Some(Data::Bool(_)) => "bool",
+        Some(Data::Number { float: true, .. }) => "float",
+        Some(Data::Number { .. }) => "int",
+        Some(Data::Bytes(_)) => "bytes",
+        Some(Data::Null) => "null",
+        None => "_",
+    }
+}
+
+/// A concrete value as one line of CUE.
+fn cue_value(d: &Data) -> String {
+    single_line(&cue_eval::decode::to_cue_expr(d))
+}
+
+fn write_node(
+    n: &Node,
+    parent: &[&str],
+    inst: &mut cue_eval::eval::api::Instance,
+    out: &mut String,
+    rows: &mut Vec<Row>,
+) {
+    let mut path: Vec<&str> = parent.to_vec();
+    path.push(&n.label);
+    if INJECTED.contains(&path.join(".").as_str()) {
+        return;
+    }
+    // The field's evaluated value when it is concrete (defaults taken).
+    let mut full = vec!["values"];
+    full.extend(path.iter().copied());
+    let value = export_path(inst, &full).ok();
+    let value = value.as_ref();
+    let mut types = n.types.clone();
+    if types.len() > 1 {
+        types.retain(|t| !is_literal(t));
+    }
+    let mut ty = if !types.is_empty() {
+        types.join(" & ")
+    } else if !n.children.is_empty() {
+        "struct".to_string()
+    } else {
+        kind_name(value).to_string()
+    };
+    let is_struct = matches!(value, Some(Data::Struct(_))) || !n.children.is_empty();
+    let mut default = String::new();
+    if n.has_default {
+        if let Some(v) = value {
+            default = cue_value(v);
+        }
+    } else if !n.is_optional()
+        && let Some(v) = value
+        && !matches!(v, Data::Struct(_) | Data::List(_))
+    {
+        ty = cue_value(v);
+        default = ty.clone();
+    }
+    for d in &n.docs {
+        out.push_str("// ");
+        out.push_str(d);
+        out.push('\n');
+    }
+    let key = format!("{}{}", quote_label(&n.label), n.marker());
+    let typ = if !default.is_empty() && default != ty {
+        format!("*{default} | {ty}")
+    } else {
+        ty.clone()
+    };
+    let walk = !n.has_default && is_struct && !n.children.is_empty();
+    let shown: Vec<&Node> = n
+        .children
+        .iter()
+        .filter(|c| {
+            let mut p = path.clone();
+            p.push(&c.label);
+            !INJECTED.contains(&p.join(".").as_str())
+        })
+        .collect();
+    // A struct with one undocumented field prints in the short form `a: b: T`.
+    let short = walk && ty == "struct" && shown.len() == 1 && shown[0].docs.is_empty();
+    if !walk {
+        out.push_str(&format!("{key}: {typ}\n"));
+    } else if short {
+        out.push_str(&format!("{key}: "));
+    } else if ty == "struct" {
+        out.push_str(&format!("{key}: {{\n"));
+    } else {
+        out.push_str(&format!("{key}: {typ} & {{\n"));
+    }
+    if !walk || ty != "struct" {
+        let key_path: Vec<String> = path
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if i + 1 == path.len() {
+                    format!("{}{}", quote_label(l), n.marker())
+                } else {
+                    quote_label(l)
+                }
+            })
+            .collect();
+        rows.push(Row {
+            key: format!("{}:", key_path.join(": ")),
+            ty: ty.clone(),
+            default: default.clone(),
+            description: n.docs.join(" "),
+            no_doc: n.no_doc,
+        });
+    }
+    if walk {
+        for c in &n.children {
+            write_node(c, &path, inst, out, rows);
+        }
+        if !short {
+            out.push_str("}\n");
+        }
+    }
+}
+
+fn quote_label(l: &str) -> String {
+    if cue_eval::eval::label::is_identifier(l) {
+        l.to_string()
+    } else {
+        cue_eval::eval::label::quote(l)
+    }
+}
+
+/// The Markdown table of the documented rows (`+nodoc` rows left out).
+pub fn markdown_table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| Key | Type | Default | Description |\n|-----|------|---------|-------------|\n",
+    );
+    let cell = |s: &str| {
+        if s.is_empty() {
+            String::new()
+        } else {
+            format!("`{}`", s.replace('|', "\\|"))
+        }
+    };
+    for r in rows.iter().filter(|r| !r.no_doc) {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            cell(&r.key),
+            cell(&r.ty),
+            cell(&r.default),
+            r.description.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// `readme` with the table in place of the first table of its `## Configuration` section (the
+/// rest of the file kept as is), or, without such a table, with the table appended after a
+/// blank line, as Timoni updates README files.
+pub fn update_readme(readme: &str, rows: &[Row]) -> String {
+    let table = markdown_table(rows);
+    let is_row = |l: &str| l.len() >= 2 && l.starts_with('|') && l.ends_with('|');
+    let mut out = String::new();
+    let mut in_section = false;
+    let mut replaced = false;
+    let mut in_table = false;
+    for line in readme.lines() {
+        if !in_section && !replaced && line == "## Configuration" {
+            in_section = true;
+        }
+        if in_section && !replaced && is_row(line) {
+            out.push_str(&table);
+            replaced = true;
+            in_table = true;
+            continue;
+        }
+        if in_table && is_row(line) {
+            continue;
+        }
+        in_table = false;
+        out.push_str(line);
+        out.push('\n');
+    }
+    if !replaced {
+        out.push('\n');
+        out.push_str(&table);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str) -> Row {
+        Row {
+            key: key.into(),
+            ty: "string".into(),
+            default: String::new(),
+            description: "The team.".into(),
+            no_doc: false,
+        }
+    }
+
+    #[test]
+    fn one_line_text_separates_fields_with_commas() {
+        assert_eq!(single_line("{\n\ta: 1\n\tb: 2\n}"), "{ a: 1, b: 2 }");
+        assert_eq!(single_line("[\n\t1,\n\t2,\n]"), "[ 1, 2, ]");
+    }
+
+    #[test]
+    fn the_readme_table_is_replaced_or_appended() {
+        let rows = vec![row("team:")];
+        let r = update_readme(
+            "# M\n\n| a | b |\n\n## Configuration\n\nText.\n\n| old | row |\n|---|---|\n\n## License\n",
+            &rows,
+        );
+        assert_eq!(
+            r,
+            format!(
+                "# M\n\n| a | b |\n\n## Configuration\n\nText.\n\n{}\n## License\n",
+                markdown_table(&rows)
+            )
+        );
+        assert_eq!(
+            update_readme("# M\n", &rows),
+            format!("# M\n\n{}", markdown_table(&rows))
+        );
+    }
+
+    #[test]
+    fn nodoc_rows_stay_out_of_the_table() {
+        let mut hidden = row("secret:");
+        hidden.no_doc = true;
+        let t = markdown_table(&[row("team:"), hidden]);
+        assert!(t.contains("`team:`") && !t.contains("secret"), "{t}");
+    }
+}

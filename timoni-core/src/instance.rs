@@ -1,0 +1,403 @@
+//! The instance builder: what `timoni build`, `timoni mod vet` and each bundle instance do with a
+//! local module (Timoni's `internal/engine/module_builder.go`).
+//!
+//! 1. The module directory (a path or a `file://` URL) must hold `cue.mod/module.cue`,
+//!    `timoni.cue` and `values.cue`.
+//! 2. Values files are merged over `values.cue` by Timoni's rules ([`crate::values`]) and the
+//!    result replaces `values.cue` in memory; without values files it is left as on disk.
+//! 3. Timoni's instance schema ([`crate::schema`]) is added in memory as `timoni.schema.cue`.
+//! 4. The package is loaded with the tags `name` and `namespace` (and `debug` on request), the
+//!    tag variables `moduleVersion` and `kubeVersion`, then evaluated.
+//! 5. `timoni.instance` must be concrete, `timoni.apiVersion` must be `v1alpha1`, and the apply
+//!    sets are read in field order: each must be a list; `null` items are skipped, `List`
+//!    objects expanded, Kustomize configs skipped; every object's metadata is checked
+//!    ([`crate::meta`]).
+//! 6. The container images of `timoni.instance.config` are collected.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cue_eval::encode::Data;
+use cue_eval::eval::api::{EvalError, format_errors};
+use cue_eval::eval::print::export_path;
+use cue_eval::load::{self, Config};
+
+use crate::error::{Error, Result};
+use crate::meta::{self, get, get_str};
+use crate::schema;
+use crate::values::{self, ValuesSource};
+
+/// The Kubernetes version of offline builds, unless `TIMONI_KUBE_VERSION` says otherwise.
+pub const DEFAULT_KUBE_VERSION: &str = "1.36.3";
+/// The module version of local modules.
+pub const DEVEL_VERSION: &str = "0.0.0-devel";
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// The instance name (`@tag(name)`).
+    pub name: String,
+    /// The instance namespace (`@tag(namespace)`).
+    pub namespace: String,
+    /// The module: a directory or a `file://` URL.
+    pub module: String,
+    /// The CUE package of the instance (`main` unless `-p`).
+    pub package: String,
+    /// Values files, merged in order over the module's `values.cue`.
+    pub values: Vec<ValuesSource>,
+    /// Values already read (a bundle's `values:`), merged after `values`.
+    pub values_data: Vec<Data>,
+    /// Sets the `debug` tag (`@if(debug)` files).
+    pub debug: bool,
+    /// The `moduleVersion` tag variable.
+    pub module_version: String,
+    /// The `kubeVersion` tag variable.
+    pub kube_version: String,
+}
+
+impl BuildOptions {
+    /// Options for an instance of `module` with the offline defaults.
+    pub fn new(name: &str, namespace: &str, module: &str) -> BuildOptions {
+        BuildOptions {
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+            module: module.to_string(),
+            package: "main".to_string(),
+            values: Vec::new(),
+            values_data: Vec::new(),
+            debug: false,
+            module_version: DEVEL_VERSION.to_string(),
+            kube_version: default_kube_version(),
+        }
+    }
+}
+
+/// `TIMONI_KUBE_VERSION`, or [`DEFAULT_KUBE_VERSION`].
+pub fn default_kube_version() -> String {
+    std::env::var("TIMONI_KUBE_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_KUBE_VERSION.to_string())
+}
+
+/// One apply set: its name and its objects in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApplySet {
+    pub name: String,
+    pub objects: Vec<Data>,
+}
+
+/// A built instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltInstance {
+    pub name: String,
+    pub namespace: String,
+    /// The module name (`module:` of `cue.mod/module.cue`).
+    pub module_name: String,
+    pub module_root: PathBuf,
+    pub apply_sets: Vec<ApplySet>,
+    /// Image references found in the config, sorted and deduplicated.
+    pub images: Vec<String>,
+}
+
+impl BuiltInstance {
+    /// Every object, apply set after apply set.
+    pub fn objects(&self) -> Vec<Data> {
+        self.apply_sets
+            .iter()
+            .flat_map(|s| s.objects.iter().cloned())
+            .collect()
+    }
+}
+
+/// A local module's root directory from a path or `file://` URL.
+pub fn module_dir(module: &str) -> Result<PathBuf> {
+    if module.starts_with("oci://") {
+        return Err(Error::Unsupported(format!(
+            "{module}: OCI modules are not supported yet; use a local path or a file:// URL"
+        )));
+    }
+    let path = module.strip_prefix("file://").unwrap_or(module);
+    if path.is_empty() {
+        return Err(Error::Module("module path is empty".into()));
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// Checks the files a module needs and returns the module's absolute root.
+pub fn check_module(dir: &Path) -> Result<PathBuf> {
+    if !dir.is_dir() {
+        return Err(Error::Module(format!(
+            "module not found at path {}",
+            dir.display()
+        )));
+    }
+    for f in ["cue.mod/module.cue", "timoni.cue", "values.cue"] {
+        if !dir.join(f).is_file() {
+            return Err(Error::Module(format!(
+                "{}: the module has no {f}: a Timoni module needs cue.mod/module.cue, timoni.cue and values.cue",
+                dir.display()
+            )));
+        }
+    }
+    std::path::absolute(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// The `module:` path of `cue.mod/module.cue`.
+fn module_name(root: &Path) -> String {
+    let text = std::fs::read_to_string(root.join("cue.mod/module.cue")).unwrap_or_default();
+    let Ok(mut inst) =
+        cue_eval::eval::api::Instance::from_sources(&[("module.cue".to_string(), text)])
+    else {
+        return String::new();
+    };
+    match export_path(&mut inst, &["module"]) {
+        Ok(Data::String(s)) => s.split('@').next().unwrap_or(&s).to_string(),
+        _ => String::new(),
+    }
+}
+
+fn cue_error(errs: &[EvalError]) -> Error {
+    Error::Cue(format_errors(errs).trim_end().to_string())
+}
+
+/// A module loaded for an instance: its root, its parsed files (the schema and values
+/// overlays included; only when asked for) and the evaluator instance.
+pub struct Loaded {
+    pub root: PathBuf,
+    pub files: Vec<cue_eval::load::LoadedFile>,
+    pub instance: cue_eval::eval::api::Instance,
+}
+
+/// Loads a local module for an instance: module checks, values merge, schema overlay, tags.
+/// `keep_files` keeps a copy of the parsed files in [`Loaded::files`].
+pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
+    let root = check_module(&module_dir(&opts.module)?)?;
+    let pkg_dir = if opts.package == "main" {
+        root.clone()
+    } else {
+        root.join(&opts.package)
+    };
+    if !pkg_dir.is_dir() {
+        return Err(Error::Module(format!(
+            "cannot find package {:?}: no directory {}",
+            opts.package,
+            pkg_dir.display()
+        )));
+    }
+
+    let mut overlay = BTreeMap::new();
+    overlay.insert(
+        pkg_dir.join(schema::SCHEMA_FILE),
+        schema::schema_file(&opts.package),
+    );
+    if !opts.values.is_empty() || !opts.values_data.is_empty() {
+        let values_path = pkg_dir.join("values.cue");
+        let text = std::fs::read_to_string(&values_path).map_err(|e| Error::io(&values_path, e))?;
+        let defaults = values::values_from_cue(&values_path.display().to_string(), &text)?;
+        let mut overlays = Vec::new();
+        for v in &opts.values {
+            overlays.push(values::read_values(v)?);
+        }
+        overlays.extend(opts.values_data.iter().cloned());
+        let merged = values::merge_all(defaults, &overlays).map_err(|msg| Error::Values {
+            file: values_path.display().to_string(),
+            msg,
+        })?;
+        overlay.insert(values_path, values::values_file(&opts.package, &merged));
+    }
+
+    let mut cfg = Config::new(&root);
+    cfg.overlay = overlay;
+    cfg.tags = vec![
+        format!("name={}", opts.name),
+        format!("namespace={}", opts.namespace),
+    ];
+    if opts.debug {
+        cfg.tags.push("debug".into());
+    }
+    cfg.tag_vars
+        .insert("moduleVersion".into(), opts.module_version.clone());
+    cfg.tag_vars
+        .insert("kubeVersion".into(), opts.kube_version.clone());
+    let arg = if opts.package == "main" {
+        ".".to_string()
+    } else {
+        format!("./{}", opts.package)
+    };
+    let build = load::load(&cfg, &[arg]).map_err(|e| cue_error(&[e.to_eval_error()]))?;
+    let files = if keep_files {
+        build.files.clone()
+    } else {
+        Vec::new()
+    };
+    let mut instance = build.into_instance().map_err(|e| cue_error(&e))?;
+    let compile = instance.compile_errors();
+    if !compile.is_empty() {
+        return Err(cue_error(&compile));
+    }
+    Ok(Loaded {
+        root,
+        files,
+        instance,
+    })
+}
+
+/// Builds an instance of a local module.
+pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
+    let Loaded {
+        root,
+        instance: mut inst,
+        ..
+    } = load_module(opts, false)?;
+    if inst.lookup(&["timoni"]).is_none() {
+        return Err(Error::Cue(
+            "timoni: field not found: the module's timoni.cue must define timoni".into(),
+        ));
+    }
+    let instance = export_path(&mut inst, &["timoni", "instance"]).map_err(|e| cue_error(&e))?;
+    match export_path(&mut inst, &["timoni", "apiVersion"]) {
+        Ok(Data::String(v)) if v == "v1alpha1" => {}
+        Ok(_) => {
+            return Err(Error::Cue(
+                "timoni.apiVersion: unsupported API version, expected v1alpha1".into(),
+            ));
+        }
+        Err(e) => return Err(cue_error(&e)),
+    }
+    let apply = export_path(&mut inst, &["timoni", "apply"]).map_err(|e| cue_error(&e))?;
+    let Data::Struct(sets) = apply else {
+        return Err(Error::Cue("timoni.apply: must be a struct of lists".into()));
+    };
+    let mut apply_sets = Vec::new();
+    let mut problems = Vec::new();
+    for set in sets {
+        let Data::List(items) = set.value else {
+            problems.push(format!(
+                "timoni.apply.{}: must be a list of objects",
+                set.name
+            ));
+            continue;
+        };
+        let mut objects = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            let path = format!("timoni.apply.{}.{i}", set.name);
+            collect_object(item, &path, &mut objects, &mut problems);
+        }
+        apply_sets.push(ApplySet {
+            name: set.name,
+            objects,
+        });
+    }
+    if !problems.is_empty() {
+        return Err(Error::Objects(problems));
+    }
+    let mut images = Vec::new();
+    if let Some(config) = get(&instance, &["config"]) {
+        collect_images(config, &mut images);
+    }
+    images.sort();
+    images.dedup();
+    Ok(BuiltInstance {
+        name: opts.name.clone(),
+        namespace: opts.namespace.clone(),
+        module_name: module_name(&root),
+        module_root: root,
+        apply_sets,
+        images,
+    })
+}
+
+/// Adds one apply-set item: `null` is skipped, a `List` contributes its items, a Kustomize
+/// config is skipped, anything else must be a valid object.
+fn collect_object(item: Data, path: &str, out: &mut Vec<Data>, problems: &mut Vec<String>) {
+    match item {
+        Data::Null => {}
+        Data::Struct(_) => {
+            let kind = get_str(&item, &["kind"]);
+            let api = get_str(&item, &["apiVersion"]).unwrap_or("");
+            if kind == Some("List")
+                && let Some(Data::List(items)) = get(&item, &["items"])
+            {
+                // Timoni names the list's path for errors in its items.
+                for sub in items.clone() {
+                    collect_object(sub, path, out, problems);
+                }
+                return;
+            }
+            if api.starts_with("kustomize.config.k8s.io/") {
+                return;
+            }
+            let errs = meta::validate(&item);
+            if errs.is_empty() {
+                out.push(item);
+            } else {
+                problems.extend(
+                    errs.into_iter()
+                        .map(|e| format!("invalid object at path {path}: {e}")),
+                );
+            }
+        }
+        _ => problems.push(format!(
+            "decoding object at path {path} failed: an object must be a struct"
+        )),
+    }
+}
+
+/// Collects the `reference` of every struct with `repository`, `tag`, `digest` and
+/// `reference` fields.
+fn collect_images(d: &Data, out: &mut Vec<String>) {
+    match d {
+        Data::Struct(fields) => {
+            let has = |n: &str| fields.iter().any(|f| f.name == n);
+            if has("repository")
+                && has("tag")
+                && has("digest")
+                && let Some(r) = get_str(d, &["reference"])
+            {
+                out.push(r.to_string());
+            }
+            for f in fields {
+                collect_images(&f.value, out);
+            }
+        }
+        Data::List(items) => items.iter().for_each(|i| collect_images(i, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oci_urls_are_not_supported_yet() {
+        let err = module_dir("oci://ghcr.io/x/y").unwrap_err();
+        assert!(err.to_string().contains("not supported yet"), "{err}");
+    }
+
+    #[test]
+    fn file_urls_name_directories() {
+        assert_eq!(module_dir("file://./m").unwrap(), PathBuf::from("./m"));
+    }
+
+    #[test]
+    fn a_missing_module_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("cue.mod")).unwrap();
+        std::fs::write(dir.path().join("cue.mod/module.cue"), "module: \"x.io/m\"").unwrap();
+        let err = check_module(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("no timoni.cue"), "{err}");
+    }
+
+    #[test]
+    fn images_need_all_four_fields() {
+        let d = cue_eval::decode::json(
+            r#"{"a":{"repository":"r","tag":"t","digest":"","reference":"r:t"},"b":[{"repository":"x","reference":"x"}]}"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        collect_images(&d, &mut out);
+        assert_eq!(out, ["r:t"]);
+    }
+}

@@ -1,0 +1,955 @@
+//! Output of built objects as Timoni prints them.
+//!
+//! * YAML as `sigs.k8s.io/yaml` writes an object (go-yaml v2): keys sorted in go-yaml's
+//!   "natural" order (runs of digits compare as numbers), two-space indentation, sequence items
+//!   at their parent's indentation, scalars quoted as go-yaml quotes them (the scalar styles are
+//!   those of the yaml.v3 emitter that `cue-eval` reproduces; both come from libyaml).
+//! * JSON as Go's `json.MarshalIndent(…, "", "    ")`: map keys sorted bytewise, HTML
+//!   characters escaped.
+//! * Secret masking, the server-side-apply kind order `bundle build` sorts by, and the file
+//!   names `bundle build --output-dir` writes.
+
+use std::cmp::Ordering;
+
+use cue_eval::encode::{Data, Field, to_json_indent, to_yaml};
+
+use crate::meta::get_str;
+
+/// One object as a YAML document (no `---`), ending with a newline.
+pub fn object_yaml(obj: &Data) -> String {
+    let mut out = String::new();
+    let sorted = sort_keys(obj, yaml_key_less, go_yaml_float);
+    match &sorted {
+        Data::Struct(f) if !f.is_empty() => write_mapping(&mut out, f, 0),
+        Data::List(l) if !l.is_empty() => write_sequence(&mut out, l, 0),
+        other => {
+            out.push_str(&scalar(other, 0, 2));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `timoni build -o yaml`: every object followed by `---`.
+pub fn objects_yaml(objs: &[Data]) -> String {
+    let mut out = String::new();
+    for o in objs {
+        out.push_str(&object_yaml(o));
+        out.push_str("---\n");
+    }
+    out
+}
+
+/// `timoni build -o json`: a `List` of the objects, with four-space indentation and no
+/// trailing newline (and no `items` when there are no objects).
+pub fn objects_json(objs: &[Data]) -> String {
+    let items: Vec<Data> = objs
+        .iter()
+        .map(|o| sort_keys(o, |a, b| a < b, go_json_float))
+        .collect();
+    let mut fields = vec![
+        Field::new("apiVersion", Data::string("v1")),
+        Field::new("kind", Data::string("List")),
+    ];
+    // Timoni's list struct tags `items` with `omitempty`.
+    if !items.is_empty() {
+        fields.push(Field::new("items", Data::List(items)));
+    }
+    let list = Data::Struct(fields);
+    let mut text = to_json_indent(&list, true);
+    while text.ends_with('\n') {
+        text.pop();
+    }
+    text
+}
+
+/// Objects as Timoni prints them: keys sorted by `less`, bytes as their raw text (Timoni decodes
+/// values with bytes through YAML, where `!!binary` becomes a string) and numbers as they come
+/// out of Go's JSON round trip (`float` spells the non-integral ones).
+fn sort_keys(d: &Data, less: fn(&str, &str) -> bool, float: fn(f64) -> String) -> Data {
+    match d {
+        Data::Struct(fields) => {
+            let mut fields: Vec<Field> = fields
+                .iter()
+                .map(|f| Field::new(f.name.clone(), sort_keys(&f.value, less, float)))
+                .collect();
+            fields.sort_by(|a, b| {
+                if less(&a.name, &b.name) {
+                    Ordering::Less
+                } else if less(&b.name, &a.name) {
+                    Ordering::Greater
+                } else {
+                    Ordering::Equal
+                }
+            });
+            Data::Struct(fields)
+        }
+        Data::List(items) => Data::List(items.iter().map(|i| sort_keys(i, less, float)).collect()),
+        Data::Bytes(b) => Data::String(String::from_utf8_lossy(b).into_owned()),
+        Data::Number { text, float: true } => number_from_float(text, float),
+        other => other.clone(),
+    }
+}
+
+/// Go's JSON round trip turns integral floats into integers (`1.0` prints `1`).
+fn number_from_float(text: &str, float: fn(f64) -> String) -> Data {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e21 => {
+            Data::int(format!("{f:.0}"))
+        }
+        Ok(f) if f.is_finite() => Data::float(float(f)),
+        _ => Data::float(text),
+    }
+}
+
+/// Go's `encoding/json` spelling of a float: plain decimals, with an exponent (`1e-7`,
+/// `1e+21`) below 1e-6 and from 1e21.
+pub fn go_json_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        go_exponent(&format!("{f:e}"), 1)
+    } else {
+        format!("{f}")
+    }
+}
+
+/// go-yaml v2's spelling of a float (`strconv.FormatFloat(f, 'g', -1, 64)`): plain decimals
+/// from 1e-4 to below 1e6, otherwise an exponent of at least two digits (`1e-05`,
+/// `1.2345675e+06`).
+pub fn go_yaml_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-4..1e6).contains(&abs) {
+        go_exponent(&format!("{f:e}"), 2)
+    } else {
+        format!("{f}")
+    }
+}
+
+/// Rust's `1.5e7` as Go writes it: `1.5e+07` (at least `digits` exponent digits).
+fn go_exponent(rust: &str, digits: usize) -> String {
+    let Some((mant, exp)) = rust.split_once('e') else {
+        return rust.to_string();
+    };
+    let (sign, num) = match exp.strip_prefix('-') {
+        Some(n) => ('-', n),
+        None => ('+', exp),
+    };
+    format!("{mant}e{sign}{num:0>digits$}")
+}
+
+/// go-yaml v2's key order (`keyList.Less`): letters compare by code point, a non-letter sorts
+/// before a letter, and runs of digits compare by their numeric value.
+pub fn yaml_key_less(a: &str, b: &str) -> bool {
+    let ar: Vec<char> = a.chars().collect();
+    let br: Vec<char> = b.chars().collect();
+    let mut i = 0;
+    while i < ar.len() && i < br.len() {
+        if ar[i] == br[i] {
+            i += 1;
+            continue;
+        }
+        let al = ar[i].is_alphabetic();
+        let bl = br[i].is_alphabetic();
+        if al && bl {
+            return ar[i] < br[i];
+        }
+        if al || bl {
+            return bl;
+        }
+        let (mut an, mut bn) = (0i64, 0i64);
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && ar[j - 1].is_ascii_digit() {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let mut ai = i;
+        while ai < ar.len() && ar[ai].is_ascii_digit() {
+            an = an
+                .saturating_mul(10)
+                .saturating_add(i64::from(ar[ai] as u8 - b'0'));
+            ai += 1;
+        }
+        let mut bi = i;
+        while bi < br.len() && br[bi].is_ascii_digit() {
+            bn = bn
+                .saturating_mul(10)
+                .saturating_add(i64::from(br[bi] as u8 - b'0'));
+            bi += 1;
+        }
+        if an != bn {
+            return an < bn;
+        }
+        if ai != bi {
+            return ai < bi;
+        }
+        return ar[i] < br[i];
+    }
+    ar.len() < br.len()
+}
+
+fn pad(out: &mut String, n: usize) {
+    for _ in 0..n {
+        out.push(' ');
+    }
+}
+
+fn write_mapping(out: &mut String, fields: &[Field], indent: usize) {
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            pad(out, indent);
+        }
+        out.push_str(&key(&f.name));
+        out.push(':');
+        write_value_after_indicator(out, &f.value, indent, true);
+    }
+}
+
+fn write_sequence(out: &mut String, items: &[Data], indent: usize) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            pad(out, indent);
+        }
+        out.push('-');
+        match item {
+            Data::Struct(f) if !f.is_empty() => {
+                out.push(' ');
+                write_mapping(out, f, indent + 2);
+            }
+            Data::List(l) if !l.is_empty() => {
+                out.push(' ');
+                write_sequence(out, l, indent + 2);
+            }
+            other => {
+                out.push(' ');
+                out.push_str(&scalar(other, indent + 2, indent + 2));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// Writes the value of a mapping entry after `key:`.
+fn write_value_after_indicator(out: &mut String, v: &Data, indent: usize, _in_map: bool) {
+    match v {
+        Data::Struct(f) if !f.is_empty() => {
+            out.push('\n');
+            pad(out, indent + 2);
+            write_mapping(out, f, indent + 2);
+        }
+        Data::List(l) if !l.is_empty() => {
+            out.push('\n');
+            pad(out, indent);
+            write_sequence(out, l, indent);
+        }
+        other => {
+            out.push(' ');
+            let col = out.rsplit('\n').next().map_or(0, |l| l.chars().count());
+            out.push_str(&scalar(other, col, indent + 2));
+            out.push('\n');
+        }
+    }
+}
+
+/// How go-yaml writes a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Style {
+    Plain,
+    Single,
+    Double,
+    Literal,
+}
+
+/// The style go-yaml v2 picks for a string: the libyaml emitter's choice (which `cue-eval`'s
+/// YAML encoder reproduces) except that tabs force double quotes in go-yaml v2 and that
+/// go-yaml v2 quotes what YAML 1.1 reads as another type (and nothing else).
+fn string_style(s: &str) -> Style {
+    if s.contains('\t') || (!s.contains('\n') && go_yaml_v2_non_string(s)) {
+        return Style::Double;
+    }
+    if !s.contains('\n') && cue_forces_quotes(s) {
+        return if plain_safe(s) {
+            Style::Plain
+        } else {
+            Style::Single
+        };
+    }
+    match to_yaml(&Data::String(s.to_string())).as_bytes().first() {
+        Some(b'"') => Style::Double,
+        Some(b'\'') => Style::Single,
+        Some(b'|' | b'>') => Style::Literal,
+        _ => Style::Plain,
+    }
+}
+
+fn key(name: &str) -> String {
+    match string_style(name) {
+        Style::Plain => name.to_string(),
+        Style::Single => fold(name, Style::Single, 0, 0, false),
+        _ => fold(name, Style::Double, 0, 0, false),
+    }
+}
+
+/// go-yaml v2's line width: plain and quoted scalars are folded at a space once the line is
+/// longer than this.
+const BEST_WIDTH: usize = 80;
+
+/// Writes a plain, single- or double-quoted scalar starting at column `col`, folding at spaces
+/// past [`BEST_WIDTH`] onto lines indented by `indent` (libyaml's `write_*_scalar`).
+fn fold(s: &str, style: Style, col: usize, indent: usize, allow_breaks: bool) -> String {
+    let mut out = String::new();
+    let mut column = col;
+    let chars: Vec<char> = s.chars().collect();
+    let put = |out: &mut String, column: &mut usize, text: &str| {
+        out.push_str(text);
+        *column += text.chars().count();
+    };
+    match style {
+        Style::Single => put(&mut out, &mut column, "'"),
+        Style::Double => put(&mut out, &mut column, "\""),
+        _ => {}
+    }
+    let mut spaces = false;
+    let last = chars.len().saturating_sub(1);
+    for (i, &c) in chars.iter().enumerate() {
+        let next_space = chars.get(i + 1) == Some(&' ');
+        if style == Style::Double && (c != ' ') && needs_escape(c) {
+            put(&mut out, &mut column, &escape(c));
+            spaces = false;
+            continue;
+        }
+        if c == ' ' {
+            let fold = allow_breaks
+                && !spaces
+                && column > BEST_WIDTH
+                && match style {
+                    Style::Plain => !next_space,
+                    Style::Single => i > 0 && i < last && !next_space,
+                    _ => i > 0 && i < last,
+                };
+            if fold {
+                out.push('\n');
+                pad(&mut out, indent);
+                column = indent;
+                if style == Style::Double && next_space {
+                    put(&mut out, &mut column, "\\");
+                }
+            } else {
+                put(&mut out, &mut column, " ");
+            }
+            spaces = true;
+            continue;
+        }
+        if style == Style::Single && c == '\'' {
+            put(&mut out, &mut column, "'");
+        }
+        let mut buf = [0u8; 4];
+        put(&mut out, &mut column, c.encode_utf8(&mut buf));
+        spaces = false;
+    }
+    match style {
+        Style::Single => out.push('\''),
+        Style::Double => out.push('"'),
+        _ => {}
+    }
+    out
+}
+
+/// Whether libyaml escapes `c` in a double-quoted scalar.
+fn needs_escape(c: char) -> bool {
+    let n = c as u32;
+    let printable = n == 0x0A
+        || (0x20..=0x7E).contains(&n)
+        || (0xA0..=0xD7FF).contains(&n)
+        || ((0xE000..=0xFFFD).contains(&n) && n != 0xFEFF);
+    !printable
+        || matches!(
+            c,
+            '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}' | '"' | '\\' | '\u{feff}'
+        )
+}
+
+/// libyaml's escape for `c`.
+fn escape(c: char) -> String {
+    match c {
+        '\0' => "\\0".into(),
+        '\u{7}' => "\\a".into(),
+        '\u{8}' => "\\b".into(),
+        '\t' => "\\t".into(),
+        '\n' => "\\n".into(),
+        '\u{b}' => "\\v".into(),
+        '\u{c}' => "\\f".into(),
+        '\r' => "\\r".into(),
+        '\u{1b}' => "\\e".into(),
+        '"' => "\\\"".into(),
+        '\\' => "\\\\".into(),
+        '\u{85}' => "\\N".into(),
+        '\u{a0}' => "\\_".into(),
+        '\u{2028}' => "\\L".into(),
+        '\u{2029}' => "\\P".into(),
+        c if (c as u32) <= 0xFF => format!("\\x{:02X}", c as u32),
+        c if (c as u32) <= 0xFFFF => format!("\\u{:04X}", c as u32),
+        c => format!("\\U{:08X}", c as u32),
+    }
+}
+
+/// A scalar (or an empty collection) as go-yaml writes it, starting at column `col`; folded
+/// lines and block scalars' content lines are indented to `indent`.
+fn scalar(d: &Data, col: usize, indent: usize) -> String {
+    match d {
+        Data::Null => "null".into(),
+        Data::Bool(b) => b.to_string(),
+        Data::Number { text, .. } => text.clone(),
+        Data::Struct(_) => "{}".into(),
+        Data::List(_) => "[]".into(),
+        Data::Bytes(b) => scalar(
+            &Data::String(String::from_utf8_lossy(b).into_owned()),
+            col,
+            indent,
+        ),
+        Data::String(s) => match string_style(s) {
+            Style::Literal => {
+                let text = to_yaml(d);
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                // The emitter indented the content by two spaces at the top level.
+                let mut lines = text.split('\n');
+                let mut out = lines.next().unwrap_or_default().to_string();
+                for line in lines {
+                    out.push('\n');
+                    if let Some(rest) = line.strip_prefix("  ") {
+                        pad(&mut out, indent);
+                        out.push_str(rest);
+                    } else {
+                        out.push_str(line);
+                    }
+                }
+                out
+            }
+            style => fold(s, style, col, indent, true),
+        },
+    }
+}
+
+/// Whether go-yaml v2 would read `s` written plain as something other than a string (a YAML
+/// 1.1 bool, a null, a number, a timestamp, a base-60 float or the merge key), so that it must
+/// quote it.
+pub fn go_yaml_v2_non_string(s: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false",
+        "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "~", "null", "Null", "NULL",
+        ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan",
+        ".NaN", ".NAN", "<<", "",
+    ];
+    if WORDS.contains(&s) {
+        return true;
+    }
+    let first = s.as_bytes()[0];
+    if !(first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.')) {
+        return false;
+    }
+    is_timestamp(s) || is_base60_float(s) || {
+        let plain = s.replace('_', "");
+        go_parse_int(&plain) || yaml_style_float(&plain)
+    }
+}
+
+fn go_parse_int(s: &str) -> bool {
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (digits, radix) = if let Some(r) = unsigned
+        .strip_prefix("0x")
+        .or_else(|| unsigned.strip_prefix("0X"))
+    {
+        (r, 16)
+    } else if let Some(r) = unsigned
+        .strip_prefix("0b")
+        .or_else(|| unsigned.strip_prefix("0B"))
+    {
+        (r, 2)
+    } else if let Some(r) = unsigned
+        .strip_prefix("0o")
+        .or_else(|| unsigned.strip_prefix("0O"))
+    {
+        (r, 8)
+    } else if unsigned.len() > 1 && unsigned.starts_with('0') {
+        (&unsigned[1..], 8)
+    } else {
+        (unsigned, 10)
+    };
+    !digits.is_empty() && u64::from_str_radix(digits, radix).is_ok()
+}
+
+/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`
+fn yaml_style_float(s: &str) -> bool {
+    let b = s.strip_prefix(['+', '-']).unwrap_or(s).as_bytes();
+    let digits = |b: &[u8], i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    let mut i = 0;
+    if b.first() == Some(&b'.') {
+        i = 1;
+        if digits(b, &mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(b, &mut i) == 0 {
+            return false;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(b, &mut i);
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(b, &mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`
+fn is_base60_float(s: &str) -> bool {
+    let b = s.strip_prefix(['+', '-']).unwrap_or(s).as_bytes();
+    let mut i = 0;
+    if !b.first().is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
+    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+        i += 1;
+    }
+    let mut groups = 0;
+    while b.get(i) == Some(&b':') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 2 {
+            i += 1;
+        }
+        let g = &b[start..i];
+        if g.is_empty() || (g.len() == 2 && g[0] > b'5') {
+            return false;
+        }
+        groups += 1;
+    }
+    if groups == 0 {
+        return false;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+            i += 1;
+        }
+    }
+    i == b.len()
+}
+
+/// go-yaml v2's timestamps: four digits, `-`, then a date (and optionally a time).
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return false;
+    }
+    let rest = &s[5..];
+    let (date, time) = match rest.find(['T', 't', ' ']) {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let mut parts = date.split('-');
+    let ok_num = |p: Option<&str>| {
+        p.is_some_and(|p| (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
+    };
+    if !ok_num(parts.next()) || !ok_num(parts.next()) || parts.next().is_some() {
+        return false;
+    }
+    match time {
+        None => true,
+        Some(t) => t.len() >= 5 && t.as_bytes()[0].is_ascii_digit() && t.contains(':'),
+    }
+}
+
+/// Strings CUE's YAML encoder quotes although go-yaml v2 would not.
+fn cue_forces_quotes(s: &str) -> bool {
+    matches!(s, "t" | "T" | "f" | "F")
+        || to_yaml(&Data::String(s.to_string())).starts_with('"')
+            && !s.chars().any(|c| c.is_control() || c == '"' || c == '\\')
+}
+
+/// Whether a string can be written plain (conservatively).
+fn plain_safe(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && !b[0].is_ascii_whitespace()
+        && !b[b.len() - 1].is_ascii_whitespace()
+        && !matches!(
+            b[0],
+            b'-' | b'?'
+                | b':'
+                | b','
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'#'
+                | b'&'
+                | b'*'
+                | b'!'
+                | b'|'
+                | b'>'
+                | b'\''
+                | b'"'
+                | b'%'
+                | b'@'
+                | b'`'
+        )
+        && !s.contains(": ")
+        && !s.contains(" #")
+        && !s.ends_with(':')
+        && s.chars().all(|c| !c.is_control())
+}
+
+/// Masks the values of a `v1` `Secret`'s `data` and `stringData` (and the
+/// last-applied-configuration annotation), as `--mask-secrets` does.
+pub fn mask_secret(obj: &Data) -> Data {
+    if get_str(obj, &["apiVersion"]) != Some("v1") || get_str(obj, &["kind"]) != Some("Secret") {
+        return obj.clone();
+    }
+    let mask = Data::string("***");
+    let Data::Struct(fields) = obj else {
+        return obj.clone();
+    };
+    let fields = fields
+        .iter()
+        .map(|f| {
+            let value = match (f.name.as_str(), &f.value) {
+                ("data" | "stringData", Data::Struct(items)) => Data::Struct(
+                    items
+                        .iter()
+                        .map(|i| Field::new(i.name.clone(), mask.clone()))
+                        .collect(),
+                ),
+                ("data" | "stringData", _) => mask.clone(),
+                ("metadata", Data::Struct(m)) => Data::Struct(
+                    m.iter()
+                        .map(|mf| match (&*mf.name, &mf.value) {
+                            ("annotations", Data::Struct(a)) => Field::new(
+                                "annotations",
+                                Data::Struct(
+                                    a.iter()
+                                        .map(|af| {
+                                            if af.name
+                                                == "kubectl.kubernetes.io/last-applied-configuration"
+                                            {
+                                                Field::new(af.name.clone(), mask.clone())
+                                            } else {
+                                                af.clone()
+                                            }
+                                        })
+                                        .collect(),
+                                ),
+                            ),
+                            _ => mf.clone(),
+                        })
+                        .collect(),
+                ),
+                _ => f.value.clone(),
+            };
+            Field::new(f.name.clone(), value)
+        })
+        .collect();
+    Data::Struct(fields)
+}
+
+/// The kinds server-side apply reconciles first, in order (Flux's `ssa` reconcile order).
+const KIND_FIRST: &[&str] = &[
+    "CustomResourceDefinition",
+    "Namespace",
+    "ClusterClass",
+    "RuntimeClass",
+    "PriorityClass",
+    "StorageClass",
+    "VolumeSnapshotClass",
+    "IngressClass",
+    "GatewayClass",
+    "ResourceQuota",
+    "ServiceAccount",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "Secret",
+    "Service",
+    "LimitRange",
+    "Deployment",
+    "StatefulSet",
+    "CronJob",
+    "PodDisruptionBudget",
+];
+/// The kinds it reconciles last.
+const KIND_LAST: &[&str] = &[
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+fn kind_rank(kind: &str) -> usize {
+    if let Some(i) = KIND_FIRST.iter().position(|k| *k == kind) {
+        i
+    } else if let Some(i) = KIND_LAST.iter().position(|k| *k == kind) {
+        KIND_FIRST.len() + 1 + i
+    } else {
+        KIND_FIRST.len()
+    }
+}
+
+/// The API group of an object (`apps` of `apps/v1`, empty for `v1`).
+fn group(obj: &Data) -> &str {
+    match get_str(obj, &["apiVersion"]).unwrap_or("").split_once('/') {
+        Some((g, _)) => g,
+        None => "",
+    }
+}
+
+/// Sorts objects in the server-side apply order: by kind rank, then group, kind, namespace and
+/// name.
+pub fn sort_for_apply(objs: &mut [Data]) {
+    objs.sort_by(|a, b| {
+        let ka = get_str(a, &["kind"]).unwrap_or("");
+        let kb = get_str(b, &["kind"]).unwrap_or("");
+        kind_rank(ka)
+            .cmp(&kind_rank(kb))
+            .then_with(|| group(a).cmp(group(b)))
+            .then_with(|| ka.cmp(kb))
+            .then_with(|| {
+                get_str(a, &["metadata", "namespace"])
+                    .unwrap_or("")
+                    .cmp(get_str(b, &["metadata", "namespace"]).unwrap_or(""))
+            })
+            .then_with(|| {
+                get_str(a, &["metadata", "name"])
+                    .unwrap_or("")
+                    .cmp(get_str(b, &["metadata", "name"]).unwrap_or(""))
+            })
+    });
+}
+
+/// The file name `bundle build --output-dir` gives an object:
+/// `[ns_]group_version_kind_name.yaml`, lowercased, empty parts left out; the namespace only
+/// when the instance's objects span several namespaces.
+pub fn resource_file_name(obj: &Data, with_namespace: bool) -> String {
+    let api_version = get_str(obj, &["apiVersion"]).unwrap_or("");
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let ns = if with_namespace {
+        get_str(obj, &["metadata", "namespace"]).unwrap_or("")
+    } else {
+        ""
+    };
+    let parts = [
+        ns,
+        group,
+        version,
+        get_str(obj, &["kind"]).unwrap_or(""),
+        get_str(obj, &["metadata", "name"]).unwrap_or(""),
+    ];
+    let name: Vec<&str> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+    format!("{}.yaml", name.join("_").to_lowercase())
+}
+
+/// Whether the objects' namespaces (the non-empty ones) are more than one, in which case
+/// `--output-dir` file names of namespaced objects get a namespace prefix.
+pub fn spans_namespaces(objs: &[Data]) -> bool {
+    let mut seen: Vec<&str> = Vec::new();
+    for o in objs {
+        if let Some(ns) = get_str(o, &["metadata", "namespace"])
+            && !ns.is_empty()
+            && !seen.contains(&ns)
+        {
+            seen.push(ns);
+        }
+    }
+    seen.len() > 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cue_eval::decode;
+
+    fn yaml_of(json: &str) -> String {
+        object_yaml(&decode::json(json).unwrap())
+    }
+
+    #[test]
+    fn yaml_sorts_keys_and_puts_sequences_at_the_parent_indent() {
+        insta::assert_snapshot!(yaml_of(
+            r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","labels":{"b":"1","a10":"x","a9":"y"}},
+               "data":{"multi":"line one\nline two\n","empty":"","yes":"yes","num":"123","colon":"a: b"},
+               "list":[{"name":"x","ports":[1,2]},[3],{},[]],"f":1.0,"n":null}"#
+        ));
+    }
+
+    #[test]
+    fn floats_are_spelled_as_go_spells_them() {
+        assert_eq!(go_json_float(0.5), "0.5");
+        assert_eq!(go_json_float(1e-7), "1e-7");
+        assert_eq!(go_json_float(1.5e21), "1.5e+21");
+        assert_eq!(go_yaml_float(0.5), "0.5");
+        assert_eq!(go_yaml_float(0.00001), "1e-05");
+        assert_eq!(go_yaml_float(1234567.5), "1.2345675e+06");
+        assert_eq!(go_yaml_float(100000.5), "100000.5");
+        assert_eq!(number_from_float("2.0", go_json_float), Data::int("2"));
+    }
+
+    #[test]
+    fn go_yaml_key_order_compares_digit_runs_as_numbers() {
+        assert!(yaml_key_less("a9", "a10"));
+        assert!(yaml_key_less("_x", "Ax"));
+        assert!(yaml_key_less("app", "app.kubernetes.io/name"));
+        assert!(!yaml_key_less("b", "a"));
+    }
+
+    #[test]
+    fn strings_are_quoted_when_go_yaml_v2_would_read_something_else() {
+        for s in [
+            "yes",
+            "on",
+            "~",
+            "12",
+            "0x1f",
+            "1_000",
+            "1.5",
+            "1e3",
+            "2001-12-14",
+            "1:20",
+            "",
+        ] {
+            assert!(go_yaml_v2_non_string(s), "{s}");
+        }
+        for s in ["f", "t", "abc", "1.2.3", "v1", "1-2", "Infinity"] {
+            assert!(!go_yaml_v2_non_string(s), "{s}");
+        }
+        assert_eq!(scalar(&Data::string("f"), 0, 0), "f");
+        assert_eq!(scalar(&Data::string("1-2"), 0, 0), "1-2");
+        assert_eq!(scalar(&Data::string("yes"), 0, 0), "\"yes\"");
+    }
+
+    // go-yaml v2 double-quotes strings with tabs and folds long lines at spaces past column 80.
+    #[test]
+    fn tabs_force_double_quotes_and_long_lines_fold() {
+        let long = "word ".repeat(30);
+        insta::assert_snapshot!(yaml_of(&format!(
+            r#"{{"a":"x\ty\n","plain":"{long}end","quoted":": {long}end","spaced":"{long}  end"}}"#
+        )));
+    }
+
+    #[test]
+    fn json_is_a_list_with_sorted_keys_and_no_trailing_newline() {
+        let o = decode::json(r#"{"kind":"A","apiVersion":"v1","x":"<&>"}"#).unwrap();
+        insta::assert_snapshot!(objects_json(&[o]));
+    }
+
+    #[test]
+    fn an_empty_json_list_has_no_items() {
+        assert_eq!(
+            objects_json(&[]),
+            "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\"\n}"
+        );
+    }
+
+    #[test]
+    fn secrets_are_masked_and_other_kinds_are_not() {
+        let s = decode::json(
+            r#"{"apiVersion":"v1","kind":"Secret","data":{"a":"YQ=="},"stringData":"x"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            object_yaml(&mask_secret(&s)),
+            "apiVersion: v1\ndata:\n  a: '***'\nkind: Secret\nstringData: '***'\n"
+        );
+        let c = decode::json(r#"{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"b"}}"#).unwrap();
+        assert_eq!(mask_secret(&c), c);
+    }
+
+    // Timoni's `Test_resourceFileName` cases.
+    #[test]
+    fn output_dir_file_names() {
+        let obj = |api: &str, kind: &str, ns: &str, name: &str| {
+            decode::json(&format!(
+                r#"{{"apiVersion":"{api}","kind":"{kind}","metadata":{{"name":"{name}","namespace":"{ns}"}}}}"#
+            ))
+            .unwrap()
+        };
+        assert_eq!(
+            resource_file_name(&obj("v1", "ConfigMap", "d", "my-cm"), false),
+            "v1_configmap_my-cm.yaml"
+        );
+        assert_eq!(
+            resource_file_name(&obj("apps/v1", "Deployment", "d", "web"), false),
+            "apps_v1_deployment_web.yaml"
+        );
+        assert_eq!(
+            resource_file_name(
+                &obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "admin"),
+                false
+            ),
+            "rbac.authorization.k8s.io_v1_clusterrole_admin.yaml"
+        );
+        assert_eq!(
+            resource_file_name(&obj("v1", "Service", "prod", "api"), true),
+            "prod_v1_service_api.yaml"
+        );
+    }
+
+    #[test]
+    fn only_several_non_empty_namespaces_prefix_file_names() {
+        let mk = |ns: &str| {
+            decode::json(&format!(
+                r#"{{"kind":"A","metadata":{{"name":"a","namespace":"{ns}"}}}}"#
+            ))
+            .unwrap()
+        };
+        assert!(!spans_namespaces(&[mk("a"), mk(""), mk("a")]));
+        assert!(spans_namespaces(&[mk("a"), mk("b")]));
+    }
+
+    #[test]
+    fn apply_order_puts_namespaces_before_deployments() {
+        let mk = |k: &str| {
+            decode::json(&format!(r#"{{"kind":"{k}","metadata":{{"name":"a"}}}}"#)).unwrap()
+        };
+        let mut objs = vec![
+            mk("Deployment"),
+            mk("Foo"),
+            mk("Namespace"),
+            mk("ValidatingWebhookConfiguration"),
+        ];
+        sort_for_apply(&mut objs);
+        let kinds: Vec<_> = objs
+            .iter()
+            .map(|o| get_str(o, &["kind"]).unwrap().to_string())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "Namespace",
+                "Deployment",
+                "Foo",
+                "ValidatingWebhookConfiguration"
+            ]
+        );
+    }
+}

@@ -1,0 +1,268 @@
+//! Values files and Timoni's values merge (`MergeValue` in Timoni's `internal/engine/utils.go`).
+//!
+//! User values are not unified with the module defaults: they are merged over them. The result
+//! starts as the overlay; each base field missing from the overlay is added after the overlay's
+//! fields; structs present on both sides merge recursively; lists present on both sides become
+//! a list of the shorter length (element-wise merges of structs, the overlay's element
+//! otherwise) that is then unified with the overlay list, so an overlay list longer than the
+//! base list fails with `incompatible list lengths (B and O)`; scalars present on both sides
+//! keep the overlay's value.
+//!
+//! Values are concrete data here ([`Data`]); see `docs/divergences.md` for what that leaves out.
+
+use std::path::{Path, PathBuf};
+
+use cue_eval::decode;
+use cue_eval::encode::{Data, Field};
+use cue_eval::eval::api::{Instance, format_errors};
+use cue_eval::eval::print::export_path;
+
+use crate::error::Error;
+
+/// Where a values document comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValuesSource {
+    /// A file: `.cue`, `.yaml`, `.yml` or `.json`.
+    File(PathBuf),
+    /// Text read from stdin (`-`), as CUE.
+    Stdin(String),
+}
+
+/// Reads the `values` field of a values file as concrete data.
+pub fn read_values(src: &ValuesSource) -> Result<Data, Error> {
+    match src {
+        ValuesSource::Stdin(text) => values_from_cue("-", text),
+        ValuesSource::File(path) => {
+            let name = path.display().to_string();
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            let read = || std::fs::read_to_string(path).map_err(|e| Error::io(path, e));
+            match ext {
+                "cue" => values_from_cue(&name, &read()?),
+                "yaml" | "yml" => {
+                    let text = read()?;
+                    let docs = decode::yaml(&text).map_err(|e| Error::Values {
+                        file: name.clone(),
+                        msg: e.in_file(&name),
+                    })?;
+                    let doc = docs.into_iter().next().unwrap_or(Data::Null);
+                    values_field(&name, doc)
+                }
+                "json" => {
+                    let text = read()?;
+                    let doc = decode::json(&text).map_err(|e| Error::Values {
+                        file: name.clone(),
+                        msg: e.in_file(&name),
+                    })?;
+                    values_field(&name, doc)
+                }
+                _ => Err(Error::Values {
+                    file: name.clone(),
+                    msg: format!(
+                        "unknown values file format {:?}: use .cue, .yaml, .yml or .json",
+                        path.file_name()
+                            .map(|n| n.to_string_lossy())
+                            .unwrap_or_default()
+                    ),
+                }),
+            }
+        }
+    }
+}
+
+/// The `values` field of a CUE file evaluated on its own (as Timoni compiles values files: no
+/// imports, build attributes ignored).
+pub fn values_from_cue(name: &str, text: &str) -> Result<Data, Error> {
+    let err = |msg: String| Error::Values {
+        file: name.to_string(),
+        msg,
+    };
+    let mut inst = Instance::from_sources(&[(name.to_string(), text.to_string())])
+        .map_err(|e| err(format_errors(&e).trim_end().to_string()))?;
+    if inst.lookup(&["values"]).is_none() {
+        let compile = inst.compile_errors();
+        if !compile.is_empty() {
+            return Err(err(format_errors(&compile).trim_end().to_string()));
+        }
+        return Err(err(format!("{name}: no 'values' field found")));
+    }
+    export_path(&mut inst, &["values"]).map_err(|e| err(format_errors(&e).trim_end().to_string()))
+}
+
+fn values_field(name: &str, doc: Data) -> Result<Data, Error> {
+    if let Data::Struct(fields) = doc
+        && let Some(f) = fields.into_iter().find(|f| f.name == "values")
+    {
+        return Ok(f.value);
+    }
+    Err(Error::Values {
+        file: name.to_string(),
+        msg: format!("{name}: no 'values' field found"),
+    })
+}
+
+/// Merges `overlay` over `base` by Timoni's rules; `path` names the value in errors
+/// (`values`).
+pub fn merge(overlay: &Data, base: &Data, path: &str) -> Result<Data, String> {
+    let (Data::Struct(ofields), Data::Struct(bfields)) = (overlay, base) else {
+        return Err(format!(
+            "{path}: conflicting values {} and {}",
+            kind(overlay),
+            kind(base)
+        ));
+    };
+    let mut out: Vec<Field> = ofields.clone();
+    for bf in bfields {
+        let sub = format!("{path}.{}", label(&bf.name));
+        let Some(pos) = out.iter().position(|f| f.name == bf.name) else {
+            out.push(bf.clone());
+            continue;
+        };
+        let ov = &out[pos].value;
+        let merged = match (&bf.value, ov) {
+            (Data::Struct(_), _) => merge(ov, &bf.value, &sub)?,
+            (Data::List(bl), Data::List(ol)) => {
+                let n = bl.len().min(ol.len());
+                let mut items = Vec::with_capacity(n);
+                for (b, o) in bl.iter().zip(ol) {
+                    items.push(match (b, o) {
+                        (Data::Struct(_), Data::Struct(_)) => merge(o, b, &sub)?,
+                        _ => o.clone(),
+                    });
+                }
+                if ol.len() != n {
+                    return Err(format!(
+                        "{sub}: incompatible list lengths ({n} and {})",
+                        ol.len()
+                    ));
+                }
+                Data::List(items)
+            }
+            (Data::List(_), o) => {
+                return Err(format!("{sub}: conflicting values {} and list", kind(o)));
+            }
+            _ => continue,
+        };
+        out[pos].value = merged;
+    }
+    Ok(Data::Struct(out))
+}
+
+/// Merges the values documents left to right over the module's defaults.
+pub fn merge_all(defaults: Data, overlays: &[Data]) -> Result<Data, String> {
+    let mut acc = defaults;
+    for o in overlays {
+        acc = merge(o, &acc, "values")?;
+    }
+    Ok(acc)
+}
+
+/// The in-memory `values.cue` Timoni writes: the package clause and the merged values.
+pub fn values_file(package: &str, values: &Data) -> String {
+    format!(
+        "package {package}\n\nvalues: {}\n",
+        decode::to_cue_expr(values)
+    )
+}
+
+fn kind(d: &Data) -> &'static str {
+    match d {
+        Data::Null => "null",
+        Data::Bool(_) => "bool",
+        Data::Number { float: true, .. } => "float",
+        Data::Number { .. } => "int",
+        Data::String(_) => "string",
+        Data::Bytes(_) => "bytes",
+        Data::List(_) => "list",
+        Data::Struct(_) => "struct",
+    }
+}
+
+fn label(name: &str) -> String {
+    if cue_eval::eval::label::is_identifier(name) {
+        name.to_string()
+    } else {
+        format!("{name:?}")
+    }
+}
+
+/// Whether a path names stdin.
+pub fn is_stdin(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cue(text: &str) -> Data {
+        values_from_cue("t.cue", text).expect("values")
+    }
+
+    fn show(d: &Data) -> String {
+        decode::to_cue_expr(d)
+    }
+
+    // The behaviour of Timoni's `TestValuesBuilder` golden: overlay fields first, base fields
+    // after them, scalars from the overlay, lists shrunk to the overlay's length.
+    #[test]
+    fn overlay_wins_field_by_field_and_comes_first() {
+        let base = cue(r#"values: {
+            a: "base"
+            b: {x: 1, y: 2}
+            l: [{n: 1, m: 1}, {n: 2}]
+            z: true
+        }"#);
+        let over = cue(r#"values: {
+            b: {y: 3, w: 4}
+            a: "over"
+            l: [{n: 5}]
+        }"#);
+        let m = merge(&over, &base, "values").unwrap();
+        assert_eq!(
+            show(&m),
+            show(&cue(r#"values: {
+                b: {y: 3, w: 4, x: 1}
+                a: "over"
+                l: [{n: 5, m: 1}]
+                z: true
+            }"#))
+        );
+    }
+
+    #[test]
+    fn a_longer_overlay_list_is_an_error() {
+        let base = cue("values: list: []");
+        let over = cue("values: list: [1]");
+        assert_eq!(
+            merge(&over, &base, "values").unwrap_err(),
+            "values.list: incompatible list lengths (0 and 1)"
+        );
+    }
+
+    #[test]
+    fn several_overlays_merge_left_to_right() {
+        let base = cue(r#"values: {host: "a", port: 1}"#);
+        let o1 = cue(r#"values: {host: "b"}"#);
+        let o2 = cue(r#"values: {port: 2, extra: "x"}"#);
+        let m = merge_all(base, &[o1, o2]).unwrap();
+        assert_eq!(
+            show(&m),
+            show(&cue(r#"values: {port: 2, extra: "x", host: "b"}"#))
+        );
+    }
+
+    #[test]
+    fn values_must_be_a_field() {
+        let err = values_from_cue("x.cue", "other: 1").unwrap_err();
+        assert!(err.to_string().contains("no 'values' field"), "{err}");
+    }
+
+    #[test]
+    fn unknown_extensions_are_rejected() {
+        let err = read_values(&ValuesSource::File("v.unknown-extension".into())).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown values file format"),
+            "{err}"
+        );
+    }
+}
