@@ -1,9 +1,9 @@
 //! `cue-eval`: a pure-Rust implementation of the CUE configuration language (v0.17.1).
 //!
-//! This crate knows nothing of Timoni, Kubernetes, async runtimes or command lines. Today it holds
-//! the front end: [`lexer`] (tokens, automatic commas, interpolation), [`parse`] (a syntax tree
-//! that is always produced, with every error collected), [`format`] (the canonical `cue fmt`
-//! layout) and [`diagnostic`] (miette reports with file, line and column).
+//! This crate knows nothing of Timoni, Kubernetes, async runtimes or command lines. It holds the
+//! front end ([`lexer`], [`parse`], [`format`], [`diagnostic`]), the evaluator and export
+//! ([`eval`]), the package loader with overlays, tags and attributes ([`load`]), and the JSON and
+//! YAML codecs ([`decode`], [`encode`]).
 
 pub mod ast;
 pub mod decode;
