@@ -2,9 +2,10 @@
 //! `testdata/timoni/` (snapshots of what a user sees), and on the seven Timoni modules of the
 //! shared conformance corpus, whose objects must equal `expected-build.json` in order.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/timoni")
@@ -12,38 +13,8 @@ fn testdata() -> PathBuf {
 
 /// Runs `timoni ARGS` in `dir` with `stdin` and renders the command, exit code and output.
 fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_timoni"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env_remove("TIMONI_KUBE_VERSION")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("run timoni");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    let root = testdata().display().to_string();
-    format!(
-        "$ timoni {}\nexit: {}\n--- stdout\n{}\n--- stderr\n{}",
-        args.join(" "),
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr).replace(&root, "[TESTDATA]"),
-    )
+    let root = testdata();
+    common::run_timoni(dir, args, stdin, &["TIMONI_KUBE_VERSION"], env, Some(&root))
 }
 
 fn timoni(args: &[&str]) -> String {

@@ -1,46 +1,22 @@
 //! End-to-end tests of `timoni bundle build|vet` and `timoni runtime build` on the bundles in
 //! `testdata/timoni/bundles/` (two instances of the small test module), as insta snapshots.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn bundles() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/timoni/bundles")
 }
 
 fn run(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> String {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_timoni"));
-    cmd.args(args)
-        .current_dir(bundles())
-        .env_remove("TIMONI_KUBE_VERSION")
-        .env_remove("DOMAIN")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("run timoni");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    format!(
-        "$ timoni {}\nexit: {}\n--- stdout\n{}\n--- stderr\n{}",
-        args.join(" "),
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    common::run_timoni(
+        &bundles(),
+        args,
+        stdin,
+        &["TIMONI_KUBE_VERSION", "DOMAIN"],
+        env,
+        None,
     )
 }
 
