@@ -772,7 +772,9 @@ impl Runtime {
         }
     }
 
-    fn add_kind(&mut self, v: VId, k: Kind, span: Span, what: &str) {
+    /// Narrows the kind of `v` by `k` (a value written `what` at `span`); a kind conflict is
+    /// reported and gives `false`.
+    fn add_kind(&mut self, v: VId, k: Kind, span: Span, what: &str) -> bool {
         let old = self.v(v).kind;
         let new = old.and(k);
         if new.is_empty() {
@@ -784,8 +786,10 @@ impl Runtime {
                 old.name()
             );
             self.conflict_at(v, msg, span);
+            false
         } else {
             self.narrow(v, new, span);
+            true
         }
     }
 
@@ -835,35 +839,13 @@ impl Runtime {
                 self.set_err(v, b)
             }
             Value::Basic(k) => {
-                let old = self.v(v).kind;
-                if old.and(k).is_empty() {
-                    let msg = format!(
-                        "conflicting values {} and {} (mismatched types {} and {})",
-                        k.name(),
-                        self.describe_node(v),
-                        k.name(),
-                        old.name()
-                    );
-                    self.conflict_at(v, msg, span);
-                } else {
-                    self.narrow(v, old.and(k), span);
-                }
+                self.add_kind(v, k, span, &k.name());
             }
             Value::Bound(op, ref b) => {
                 let k = super::value::bound_kind(op, b);
-                let old = self.v(v).kind;
-                if old.and(k).is_empty() {
-                    let msg = format!(
-                        "conflicting values {} and {} (mismatched types {} and {})",
-                        self.value_text(&val),
-                        self.describe_node(v),
-                        k.name(),
-                        old.name()
-                    );
-                    self.conflict_at(v, msg, span);
+                if !self.add_kind(v, k, span, &self.value_text(&val)) {
                     return;
                 }
-                self.narrow(v, old.and(k), span);
                 let dup = self
                     .v(v)
                     .constraints
@@ -919,17 +901,9 @@ impl Runtime {
             }
             Value::Vertex(w) => self.add_vertex_value(v, st, w, c),
             scalar => {
-                let k = scalar.kind();
-                let old = self.v(v).kind;
-                if old.and(k).is_empty() {
-                    let msg = format!(
-                        "conflicting values {} and {} (mismatched types {} and {})",
-                        self.value_text(&scalar),
-                        self.describe_node(v),
-                        k.name(),
-                        old.name()
-                    );
-                    self.conflict_at(v, msg, span);
+                // With a scalar already there the kind is already narrowed, so `val_span` still
+                // points at that scalar for the conflict below.
+                if !self.add_kind(v, scalar.kind(), span, &self.value_text(&scalar)) {
                     return;
                 }
                 if let Some(old_s) = &self.v(v).scalar {
@@ -944,7 +918,6 @@ impl Runtime {
                     return;
                 }
                 let vx = self.vm(v);
-                vx.kind = old.and(k);
                 vx.scalar = Some(scalar);
                 vx.val_span = span;
             }
