@@ -375,6 +375,8 @@ pub struct Lexer<'s> {
     /// Tokens produced ahead of time, emitted before lexing on.
     pending: VecDeque<Spanned<'s>>,
     pub comments: Vec<Comment>,
+    /// Whether comments are collected; an evaluator-only parse skips them (and their copies).
+    pub keep_comments: bool,
     pub errors: Vec<LexError>,
 }
 
@@ -392,7 +394,17 @@ impl<'s> Lexer<'s> {
             eof_reported: false,
             pending: VecDeque::new(),
             comments: Vec::new(),
+            keep_comments: true,
             errors: Vec::new(),
+        }
+    }
+
+    /// Starts lexing at byte `pos` (a token boundary at bracket depth 0), as if the text before
+    /// it were not there; positions stay those of the whole source.
+    pub fn skip_to(&mut self, pos: usize) {
+        let at = self.raw.span().end;
+        if pos > at {
+            self.raw.bump(pos - at);
         }
     }
 
@@ -428,10 +440,12 @@ impl<'s> Lexer<'s> {
                     continue;
                 }
                 Ok(RawTok::Comment) => {
-                    self.comments.push(Comment {
-                        span: Span::new(self.file, start, end),
-                        text: text.into(),
-                    });
+                    if self.keep_comments {
+                        self.comments.push(Comment {
+                            span: Span::new(self.file, start, end),
+                            text: text.into(),
+                        });
+                    }
                     if self.last.is_some_and(|t| t.ends_line()) && !self.continues_line(end) {
                         self.last = None;
                         return Some((start, Tok::Comma("\n"), start));

@@ -20,7 +20,7 @@ mod parser;
 pub mod source;
 pub mod stack;
 
-pub use parser::{ParseError, check_parser, parse, parse_bytes};
+pub use parser::{ParseError, check_parser, parse, parse_bytes, parse_ranges, parse_with};
 
 /// Parses `src` and formats it as `cue fmt` would. Returns the errors instead when the source does
 /// not parse, since formatting a broken tree would lose text.

@@ -39,36 +39,93 @@ impl std::error::Error for ParseError {}
 /// Parses one CUE source file. The tree is always returned; `errors` is empty when the file is
 /// valid. Errors are in source order.
 pub fn parse(file: FileId, src: &str) -> (ast::File, Vec<ParseError>) {
+    parse_with(file, src, true)
+}
+
+/// [`parse`], optionally without collecting comments: the evaluator never reads them, and the
+/// vendored schemas of a module are mostly documentation comments.
+pub fn parse_with(file: FileId, src: &str, comments: bool) -> (ast::File, Vec<ParseError>) {
     let mut lexer = Lexer::new(file, src);
+    lexer.keep_comments = comments;
+    let mut decls = Vec::new();
+    let mut errors = Vec::new();
+    parse_decls(
+        file,
+        &grammar::FileParser::new(),
+        &mut lexer,
+        &mut decls,
+        &mut errors,
+    );
+    let comments = std::mem::take(&mut lexer.comments);
+    finish(file, src, decls, comments, errors)
+}
+
+/// Parses only the given byte ranges of `src`, each one or more whole top-level declarations,
+/// in order. Positions are those of `src`. Comments are not collected.
+pub fn parse_ranges(
+    file: FileId,
+    src: &str,
+    ranges: &[(usize, usize)],
+) -> (ast::File, Vec<ParseError>) {
+    let parser = grammar::FileParser::new();
+    let mut decls = Vec::new();
+    let mut errors = Vec::new();
+    for &(start, end) in ranges {
+        let Some(text) = src.get(..end).filter(|t| t.is_char_boundary(start)) else {
+            errors.push(ParseError {
+                span: Span::new(file, start.min(src.len()), start.min(src.len())),
+                message: "internal error: a declaration range is not within the file".into(),
+            });
+            continue;
+        };
+        let mut lexer = Lexer::new(file, text);
+        lexer.keep_comments = false;
+        lexer.skip_to(start);
+        parse_decls(file, &parser, &mut lexer, &mut decls, &mut errors);
+    }
+    finish(file, src, decls, Vec::new(), errors)
+}
+
+/// Runs the parser over `lexer`, appending declarations and errors (the lexer's too).
+fn parse_decls(
+    file: FileId,
+    parser: &grammar::FileParser,
+    lexer: &mut Lexer<'_>,
+    decls: &mut Vec<ast::Decl>,
+    errors: &mut Vec<ParseError>,
+) {
     let mut ctx = Ctx {
         file,
         errors: Vec::new(),
     };
-    let result = grammar::FileParser::new().parse(&mut ctx, (&mut lexer).map(Ok));
-    let decls = match result {
-        Ok(decls) => decls,
+    match parser.parse(&mut ctx, lexer.by_ref().map(Ok)) {
+        Ok(d) => decls.extend(d),
         Err(e) => {
             let err = ctx.convert(e);
             ctx.errors.push(err);
-            Vec::new()
         }
-    };
-    let mut errors: Vec<ParseError> = lexer
-        .errors
-        .into_iter()
-        .map(|e| ParseError {
-            span: e.span,
-            message: e.message,
-        })
-        .collect();
+    }
+    errors.extend(lexer.errors.drain(..).map(|e| ParseError {
+        span: e.span,
+        message: e.message,
+    }));
     errors.append(&mut ctx.errors);
+}
+
+fn finish(
+    file: FileId,
+    src: &str,
+    decls: Vec<ast::Decl>,
+    comments: Vec<ast::Comment>,
+    mut errors: Vec<ParseError>,
+) -> (ast::File, Vec<ParseError>) {
     check_preamble(&decls, &mut errors);
     errors.sort_by_key(|e| (e.span.start, e.span.end));
     errors.dedup_by(|a, b| a.span.start == b.span.start && a.message == b.message);
     let file = ast::File {
         span: Span::new(file, 0, src.len()),
         decls,
-        comments: lexer.comments,
+        comments,
     };
     (file, errors)
 }

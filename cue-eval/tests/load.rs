@@ -33,10 +33,11 @@ fn run(cfg: &Config, args: &[String]) -> String {
     }
 }
 
-fn run_case(dir: &Path) -> (String, String) {
+fn run_case(dir: &Path, eager: bool) -> (String, String) {
     let cmd = std::fs::read_to_string(dir.join("cmd")).expect("cmd");
     let want = std::fs::read_to_string(dir.join("want")).expect("want");
     let mut cfg = Config::new(dir);
+    cfg.eager_imports = eager;
     let mut args = Vec::new();
     let mut words = cmd.split_whitespace();
     while let Some(w) = words.next() {
@@ -70,12 +71,15 @@ fn testdata_cases() {
     dirs.sort();
     assert!(dirs.len() >= 10, "testdata/load has {} cases", dirs.len());
     for d in &dirs {
-        let (got, want) = run_case(d);
-        if got != want {
-            failures.push(format!(
-                "{}:\n--- want\n{want}--- got\n{got}",
-                d.file_name().unwrap_or_default().to_string_lossy()
-            ));
+        // Lazy imports (the default) and eager ones must give the same result.
+        for eager in [false, true] {
+            let (got, want) = run_case(d, eager);
+            if got != want {
+                failures.push(format!(
+                    "{} (eager imports: {eager}):\n--- want\n{want}--- got\n{got}",
+                    d.file_name().unwrap_or_default().to_string_lossy()
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -164,4 +168,55 @@ fn non_utf8_sources_are_a_clear_error() {
     let out = run(&Config::new(&tmp), &[]);
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(out.contains("a.cue:3:5: invalid UTF-8"), "{out}");
+}
+
+/// The labels of the top-level fields parsed for the file of `build` whose path ends in `tail`.
+fn parsed_labels(build: &load::Build, tail: &str) -> Vec<String> {
+    let f = build
+        .files
+        .iter()
+        .find(|f| f.name.ends_with(tail))
+        .unwrap_or_else(|| panic!("{tail} is loaded"));
+    f.ast
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            cue_eval::ast::Decl::Field(f) => Some(f.label.span()),
+            _ => None,
+        })
+        .map(|s| f.text[s.range()].to_string())
+        .collect()
+}
+
+#[test]
+fn lazy_imports_parse_only_what_is_reached() {
+    let dir = testdata().join("lazy-imports");
+    let build = load::load(&Config::new(&dir), &["./".to_string()]).expect("loads");
+    assert_eq!(
+        parsed_labels(&build, "lib/a.cue"),
+        ["#Service", "#Name", "#Label", "#Multi", "#Raw"]
+    );
+    assert_eq!(
+        parsed_labels(&build, "lib/b.cue"),
+        [
+            "#Suffix",
+            "[=~\"^reg\"]",
+            "region",
+            "\"quoted-field\"",
+            "_hidden",
+            "#Sum"
+        ]
+    );
+    // `#Contact` is reached through `#Owner`; `#Stray` is not.
+    assert_eq!(
+        parsed_labels(&build, "other/other.cue"),
+        ["#Owner", "#Contact"]
+    );
+    // A package used as a value is kept whole.
+    assert_eq!(parsed_labels(&build, "whole/whole.cue"), ["a", "b", "#C"]);
+
+    let mut cfg = Config::new(&dir);
+    cfg.eager_imports = true;
+    let build = load::load(&cfg, &["./".to_string()]).expect("loads");
+    assert!(parsed_labels(&build, "lib/a.cue").contains(&"#Unused".to_string()));
 }

@@ -224,7 +224,7 @@ pub fn data_expr(d: &Data, span: Span) -> Expr {
                 .map(|f| {
                     let mut raw = String::new();
                     decode::write_cue_string(&mut raw, &f.name);
-                    ast::Decl::Field(ast::Field {
+                    ast::Decl::Field(Box::new(ast::Field {
                         span,
                         alias: None,
                         label: ast::Label::String(Box::new(lit(LitKind::String, raw))),
@@ -232,7 +232,7 @@ pub fn data_expr(d: &Data, span: Span) -> Expr {
                         postfix_alias: None,
                         value: data_expr(&f.value, span),
                         attrs: Vec::new(),
-                    })
+                    }))
                 })
                 .collect(),
         }),

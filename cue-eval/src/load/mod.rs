@@ -25,6 +25,8 @@ pub mod attr;
 pub mod buildattr;
 pub mod embed;
 mod fs;
+mod prune;
+pub mod skim;
 pub mod tags;
 
 use std::collections::BTreeMap;
@@ -55,6 +57,10 @@ pub struct Config {
     pub overlay: BTreeMap<PathBuf, String>,
     /// Bounds for data files and embedded files.
     pub limits: Option<Limits>,
+    /// Parse and compile every declaration of imported packages outside the main module, not
+    /// only those the build can reach (see `prune.rs`); slower, and reports syntax errors in
+    /// unused declarations of vendored packages.
+    pub eager_imports: bool,
 }
 
 impl Config {
@@ -279,6 +285,8 @@ struct Loader<'a> {
     limits: Limits,
     /// Files already parsed, by path.
     parsed: HashMap<PathBuf, usize>,
+    /// Files of imported packages parsed lazily (only what is reachable; see `prune.rs`).
+    lazy: HashMap<usize, prune::Lazy>,
 }
 
 /// Whether an import path names a standard-library package (no dot in its first element).
@@ -340,6 +348,7 @@ impl<'a> Loader<'a> {
             build_tags,
             limits: cfg.limits.unwrap_or_default(),
             parsed: HashMap::default(),
+            lazy: HashMap::default(),
         };
         l.module = l.find_module(&cwd)?;
         if let Some(m) = &l.module {
@@ -487,10 +496,29 @@ impl<'a> Loader<'a> {
             Err(e) => return Err(LoadError::new(e.in_file(&name))),
         };
         let idx = self.build.files.len();
-        let (ast, errs) = crate::parse(FileId(idx as u32), &text);
+        // Outside the main module, only what the build reaches is parsed in the end; for now
+        // the package clause, imports and unlabelled declarations (see `prune.rs`).
+        let mut skim = (!in_main_module && !self.cfg.eager_imports && !text.contains("@embed"))
+            .then(|| skim::skim(&text))
+            .flatten();
+        let mut parsed = skim.as_ref().map(|sk| {
+            let head = prune::ranges(sk, &|i| sk.chunks[i].label.is_none());
+            crate::parse_ranges(FileId(idx as u32), &text, &head)
+        });
+        if parsed.as_ref().is_some_and(|(_, errs)| !errs.is_empty()) {
+            // Report errors as a whole parse finds them.
+            skim = None;
+            parsed = None;
+        }
+        // Comments are only read from the main module (documentation of its values).
+        let (ast, errs) =
+            parsed.unwrap_or_else(|| crate::parse_with(FileId(idx as u32), &text, in_main_module));
         let sf = SourceFile::new(name.clone(), text.as_str());
         if let Some(e) = errs.first() {
             return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
+        }
+        if let Some(sk) = skim {
+            self.lazy.insert(idx, prune::Lazy::new(sk));
         }
         let excluded = self.excluded_by_build_attrs(&ast, &sf, in_main_module)?;
         self.build.files.push(LoadedFile {
@@ -852,6 +880,7 @@ impl<'a> Loader<'a> {
         }
         used.sort_unstable();
         used.dedup();
+        prune::apply(&mut self.build, &mut self.lazy, &used)?;
         let module_files: Vec<usize> = used
             .iter()
             .copied()

@@ -1,0 +1,523 @@
+//! A byte-level skim of a CUE file: where each top-level declaration starts and ends, the label
+//! of those that are plain fields, and the identifiers each one mentions.
+//!
+//! The loader uses it to parse only the declarations of an imported package that something can
+//! reach (see [`super::prune`]): a module's vendored Kubernetes schemas are ~600 KB of CUE of
+//! which a module uses about half. The skim follows the lexer's rules for what matters here:
+//! strings (quoted, multi-line, raw `#"…"#`, with `\(…)` interpolations), comments, brackets, and
+//! the automatic comma at the end of a line (after an identifier, keyword, literal, `)`, `]`,
+//! `}`, `?`, `...` or attribute, unless the next line starts with `:` or `,`). It is written by
+//! hand because it must agree with our own lexer, not with a general tokenizer.
+//!
+//! Whenever the text is not what the skim expects (unbalanced brackets, an unterminated string,
+//! nesting deeper than [`MAX_NEST`]) it returns `None`, and the file is parsed whole.
+
+/// Interpolations nested deeper than this make the skim give up.
+const MAX_NEST: u32 = 64;
+
+/// A byte range in the source.
+pub type Range = (u32, u32);
+
+/// One top-level declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// From its first token to the end of its last token.
+    pub start: u32,
+    pub end: u32,
+    /// The label of a field `label: …` (`label?:`, `label!:`) written as an identifier; `None`
+    /// for everything else (package clause, imports, embeddings, `let`, comprehensions, quoted
+    /// or dynamic labels, patterns), which is always kept.
+    pub label: Option<Range>,
+    /// Identifiers written in the declaration, each with the identifier selected right after it
+    /// (`name.sel`), if any.
+    pub refs: Vec<Ref>,
+}
+
+/// An identifier and what is selected from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ref {
+    pub name: Range,
+    /// `sel` in `name.sel` (an identifier right after the dot).
+    pub sel: Option<Range>,
+    /// Whether something other than `.ident` follows (`name[…]`, `name."x"`, or the name used
+    /// as a value), which needs the whole of an imported package.
+    pub whole: bool,
+}
+
+/// The top-level declarations of a file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skim {
+    pub chunks: Vec<Chunk>,
+}
+
+/// Skims `src`; `None` when it is not well-formed enough to be split safely.
+pub fn skim(src: &str) -> Option<Skim> {
+    let mut s = Scanner {
+        b: src.as_bytes(),
+        i: 0,
+        refs: Vec::new(),
+        nest: 0,
+    };
+    s.top()
+}
+
+/// Whether a byte can continue an identifier.
+fn ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'#' || c >= 0x80
+}
+
+/// Whether a byte can start an identifier (`#` is checked separately: it may open a raw string).
+fn ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c == b'#' || c >= 0x80
+}
+
+/// The kind of the last token seen, for the automatic comma.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Last {
+    /// Nothing yet in this declaration.
+    None,
+    /// A token after which a newline ends the declaration.
+    EndsLine,
+    /// An operator or opening bracket: the declaration goes on.
+    Continues,
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+    refs: Vec<Ref>,
+    nest: u32,
+}
+
+impl Scanner<'_> {
+    fn peek(&self, k: usize) -> u8 {
+        self.b.get(self.i + k).copied().unwrap_or(0)
+    }
+
+    fn top(&mut self) -> Option<Skim> {
+        let mut chunks = Vec::new();
+        let mut depth: u32 = 0;
+        let mut start: Option<usize> = None;
+        let mut last_end = 0usize;
+        let mut last = Last::None;
+        let mut refs_from = 0usize;
+        let close = |chunks: &mut Vec<Chunk>,
+                     refs: &mut Vec<Ref>,
+                     start: &mut Option<usize>,
+                     end: usize,
+                     b: &[u8],
+                     refs_from: &mut usize| {
+            if let Some(st) = start.take() {
+                let mut own = refs.split_off(*refs_from);
+                if is_clause(&b[st..end]) {
+                    // The names in a package clause or an import bind; they do not refer.
+                    own.clear();
+                }
+                chunks.push(Chunk {
+                    start: st as u32,
+                    end: end as u32,
+                    label: field_label(b, st),
+                    refs: own,
+                });
+            }
+            *refs_from = refs.len();
+        };
+        while self.i < self.b.len() {
+            let c = self.b[self.i];
+            match c {
+                b' ' | b'\t' | b'\r' => self.i += 1,
+                b'\n' => {
+                    self.i += 1;
+                    if depth == 0 && last == Last::EndsLine && !self.continues_line() {
+                        close(
+                            &mut chunks,
+                            &mut self.refs,
+                            &mut start,
+                            last_end,
+                            self.b,
+                            &mut refs_from,
+                        );
+                        last = Last::None;
+                    }
+                }
+                b'/' if self.peek(1) == b'/' => self.comment(),
+                b',' if depth == 0 => {
+                    self.i += 1;
+                    close(
+                        &mut chunks,
+                        &mut self.refs,
+                        &mut start,
+                        last_end,
+                        self.b,
+                        &mut refs_from,
+                    );
+                    last = Last::None;
+                }
+                _ => {
+                    if start.is_none() {
+                        start = Some(self.i);
+                    }
+                    last = self.token(&mut depth)?;
+                    last_end = self.i;
+                }
+            }
+        }
+        if depth != 0 {
+            return None;
+        }
+        close(
+            &mut chunks,
+            &mut self.refs,
+            &mut start,
+            last_end,
+            self.b,
+            &mut refs_from,
+        );
+        Some(Skim { chunks })
+    }
+
+    /// Whether the next significant text starts with `:` or a single `,` (no comma is inserted).
+    fn continues_line(&self) -> bool {
+        let mut j = self.i;
+        while j < self.b.len() && matches!(self.b[j], b' ' | b'\t' | b'\r' | b'\n') {
+            j += 1;
+        }
+        match self.b.get(j) {
+            Some(b':') => true,
+            Some(b',') => self.b.get(j + 1) != Some(&b','),
+            _ => false,
+        }
+    }
+
+    fn comment(&mut self) {
+        self.i = memchr::memchr(b'\n', &self.b[self.i..]).map_or(self.b.len(), |n| self.i + n);
+    }
+
+    /// Scans one token at `self.i` (not whitespace, not a comment); `depth` counts brackets.
+    fn token(&mut self, depth: &mut u32) -> Option<Last> {
+        let c = self.b[self.i];
+        match c {
+            b'(' | b'[' | b'{' => {
+                *depth += 1;
+                self.i += 1;
+                Some(Last::Continues)
+            }
+            b')' | b']' | b'}' => {
+                *depth = depth.checked_sub(1)?;
+                self.i += 1;
+                Some(Last::EndsLine)
+            }
+            b'"' | b'\'' => {
+                self.string(0)?;
+                Some(Last::EndsLine)
+            }
+            b'#' => {
+                let h = self.b[self.i..].iter().take_while(|&&x| x == b'#').count();
+                if matches!(self.peek(h), b'"' | b'\'') {
+                    self.i += h;
+                    self.string(h)?;
+                    Some(Last::EndsLine)
+                } else {
+                    self.ident();
+                    Some(Last::EndsLine)
+                }
+            }
+            b'@' => {
+                // An attribute: `@name(` … balanced … `)`.
+                self.i += 1;
+                while self.i < self.b.len() && ident_byte(self.b[self.i]) {
+                    self.i += 1;
+                }
+                if self.peek(0) == b'(' {
+                    self.i += 1;
+                    self.balanced(b')')?;
+                }
+                Some(Last::EndsLine)
+            }
+            b'0'..=b'9' => {
+                self.number();
+                Some(Last::EndsLine)
+            }
+            b'.' => {
+                if self.peek(1) == b'.' && self.peek(2) == b'.' {
+                    self.i += 3;
+                    Some(Last::EndsLine)
+                } else if self.peek(1).is_ascii_digit() {
+                    self.number();
+                    Some(Last::EndsLine)
+                } else {
+                    self.i += 1;
+                    Some(Last::Continues)
+                }
+            }
+            b'?' => {
+                self.i += 1;
+                Some(Last::EndsLine)
+            }
+            _ if ident_start(c) => {
+                self.ident();
+                Some(Last::EndsLine)
+            }
+            _ => {
+                // Operators: one byte at a time is enough, none of them ends a line.
+                self.i += 1;
+                Some(Last::Continues)
+            }
+        }
+    }
+
+    fn number(&mut self) {
+        while self.i < self.b.len() {
+            let c = self.b[self.i];
+            let sign = (c == b'+' || c == b'-')
+                && self.i > 0
+                && matches!(self.b[self.i - 1], b'e' | b'E')
+                && !self.b[..self.i].starts_with(b"0x");
+            if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || sign {
+                // `1...` is not a number followed by an ellipsis in valid CUE; stop at `..`.
+                if c == b'.' && self.peek(1) == b'.' {
+                    break;
+                }
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn ident(&mut self) {
+        let st = self.i;
+        while self.i < self.b.len() && ident_byte(self.b[self.i]) {
+            self.i += 1;
+        }
+        // A selector (`x.name`, not `...name`) was recorded with the identifier before it.
+        if st > 0 && self.b[st - 1] == b'.' && (st < 2 || self.b[st - 2] != b'.') {
+            return;
+        }
+        let name = (st as u32, self.i as u32);
+        let mut sel = None;
+        let mut whole = true;
+        if self.peek(0) == b'.' && self.peek(1) != b'.' {
+            let s = self.i + 1;
+            if self.b.get(s).is_some_and(|&c| ident_start(c)) {
+                let mut e = s;
+                while e < self.b.len() && ident_byte(self.b[e]) {
+                    e += 1;
+                }
+                sel = Some((s as u32, e as u32));
+                whole = false;
+            }
+        }
+        self.refs.push(Ref { name, sel, whole });
+    }
+
+    /// Scans tokens up to the closing byte `close` (the opening one is consumed).
+    fn balanced(&mut self, close: u8) -> Option<()> {
+        self.nest += 1;
+        if self.nest > MAX_NEST {
+            return None;
+        }
+        let mut depth: u32 = 0;
+        loop {
+            let c = *self.b.get(self.i)?;
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' => self.i += 1,
+                b'/' if self.peek(1) == b'/' => self.comment(),
+                _ if c == close && depth == 0 => {
+                    self.i += 1;
+                    break;
+                }
+                _ => {
+                    self.token(&mut depth)?;
+                }
+            }
+        }
+        self.nest -= 1;
+        Some(())
+    }
+
+    /// Scans a string whose opening quote is at `self.i`, after `hashes` `#`.
+    fn string(&mut self, hashes: usize) -> Option<()> {
+        let q = self.b[self.i];
+        let multi = self.peek(1) == q && self.peek(2) == q;
+        if !multi && self.peek(1) == q {
+            // `""`: the empty string.
+            self.i += 2;
+            return self.hashes_after(hashes);
+        }
+        self.i += if multi { 3 } else { 1 };
+        loop {
+            let c = *self.b.get(self.i)?;
+            if c == b'\\'
+                && self.b[self.i + 1..]
+                    .iter()
+                    .take_while(|&&x| x == b'#')
+                    .count()
+                    >= hashes
+            {
+                self.i += 1 + hashes;
+                match self.b.get(self.i)? {
+                    b'(' => {
+                        self.i += 1;
+                        self.balanced(b')')?;
+                    }
+                    _ => self.i += 1,
+                }
+                continue;
+            }
+            if c == b'\n' && !multi {
+                return None;
+            }
+            if c == q {
+                let closes = if multi {
+                    self.peek(1) == q && self.peek(2) == q
+                } else {
+                    true
+                };
+                let n = if multi { 3 } else { 1 };
+                if closes
+                    && self.b[self.i + n..]
+                        .iter()
+                        .take_while(|&&x| x == b'#')
+                        .count()
+                        >= hashes
+                {
+                    self.i += n;
+                    return self.hashes_after(hashes);
+                }
+            }
+            self.i += 1;
+        }
+    }
+
+    fn hashes_after(&mut self, hashes: usize) -> Option<()> {
+        for _ in 0..hashes {
+            if self.peek(0) != b'#' {
+                return None;
+            }
+            self.i += 1;
+        }
+        Some(())
+    }
+}
+
+/// Whether a declaration is a package clause or an import declaration.
+fn is_clause(d: &[u8]) -> bool {
+    [&b"import"[..], b"package"]
+        .iter()
+        .any(|k| d.starts_with(k) && !d.get(k.len()).is_some_and(|&c| ident_byte(c)))
+}
+
+/// The label of the declaration starting at `st` if it is `ident:`, `ident?:` or `ident!:`.
+fn field_label(b: &[u8], st: usize) -> Option<Range> {
+    let mut j = st;
+    if !b.get(j).is_some_and(|&c| ident_start(c)) {
+        return None;
+    }
+    while j < b.len() && ident_byte(b[j]) {
+        j += 1;
+    }
+    let label = (st as u32, j as u32);
+    if matches!(b.get(j), Some(b'?' | b'!')) {
+        j += 1;
+    }
+    while matches!(b.get(j), Some(b' ' | b'\t')) {
+        j += 1;
+    }
+    (b.get(j) == Some(&b':')).then_some(label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(src: &str) -> Vec<(Option<&str>, &str)> {
+        let s = skim(src).expect("skims");
+        s.chunks
+            .iter()
+            .map(|c| {
+                (
+                    c.label.map(|(a, b)| &src[a as usize..b as usize]),
+                    &src[c.start as usize..c.end as usize],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splits_top_level_declarations() {
+        let src = "package x\n\nimport (\n\t\"strings\"\n)\n\n// doc\n#A: {\n\ta: int\n} @go(A)\n#B: int |\n\tstring\nc?: \"x\" // note\nlet y = 1\n#D: #A & {b: y}, e: 1\n";
+        assert_eq!(
+            labels(src),
+            vec![
+                (None, "package x"),
+                (None, "import (\n\t\"strings\"\n)"),
+                (Some("#A"), "#A: {\n\ta: int\n} @go(A)"),
+                (Some("#B"), "#B: int |\n\tstring"),
+                (Some("c"), "c?: \"x\""),
+                (None, "let y = 1"),
+                (Some("#D"), "#D: #A & {b: y}"),
+                (Some("e"), "e: 1"),
+            ]
+        );
+    }
+
+    #[test]
+    fn strings_comments_and_interpolations_do_not_split() {
+        let src = "a: \"x } // \\(b + \"}\")\"\nb: #\"raw \" \\#(c) \"#\nc: \"\"\"\n\t{\n\t\"\"\"\nd: '\\''\n";
+        let l = labels(src);
+        assert_eq!(
+            l.iter().map(|x| x.0.unwrap()).collect::<Vec<_>>(),
+            ["a", "b", "c", "d"]
+        );
+        let s = skim(src).unwrap();
+        let names = |i: usize| {
+            s.chunks[i]
+                .refs
+                .iter()
+                .map(|r| &src[r.name.0 as usize..r.name.1 as usize])
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(0), ["a", "b"]);
+        assert_eq!(names(1), ["b", "c"]);
+    }
+
+    #[test]
+    fn a_line_starting_with_a_colon_continues() {
+        assert_eq!(labels("a\n: 1\nb: 2\n").len(), 2);
+    }
+
+    #[test]
+    fn selectors_are_recorded() {
+        let src = "a: v1.#Pod & v1 & v1[\"x\"]\n";
+        let s = skim(src).unwrap();
+        let r: Vec<(&str, Option<&str>, bool)> = s.chunks[0]
+            .refs
+            .iter()
+            .map(|r| {
+                (
+                    &src[r.name.0 as usize..r.name.1 as usize],
+                    r.sel.map(|(a, b)| &src[a as usize..b as usize]),
+                    r.whole,
+                )
+            })
+            .collect();
+        assert_eq!(
+            r,
+            vec![
+                ("a", None, true),
+                ("v1", Some("#Pod"), false),
+                ("v1", None, true),
+                ("v1", None, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_text_gives_up() {
+        assert_eq!(skim("a: {\n"), None);
+        assert_eq!(skim("a: }\n"), None);
+        assert_eq!(skim("a: \"x\nb: 1\n"), None);
+        assert_eq!(skim("a: \"\\(b\"\n"), None);
+    }
+}
