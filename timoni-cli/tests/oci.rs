@@ -532,3 +532,97 @@ fn oci_modules_build_show_and_bundle_like_local_ones() {
         "{err}"
     );
 }
+
+/// Runs `timoni ARGS` in `dir` with `stdin` (private HOME as [`timoni`]).
+fn timoni_stdin(home: &Path, dir: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timoni"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("TIMONI_CACHE_DIR")
+        .env_remove("TIMONI_CACHING")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run timoni");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn fn_is_hermetic_oci_modules_come_from_the_cache_unless_the_network_is_allowed() {
+    let Some(module) = starter() else { return };
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    // Home (and its cache) outlive the registry.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let checkout = tmp.path().join("src/starter");
+    copy_tree(&module, &checkout);
+    let url = reg.url("starter");
+    let pushed: serde_json::Value = serde_json::from_str(&ok(timoni(
+        &home,
+        &[
+            "mod",
+            "push",
+            checkout.to_str().unwrap(),
+            &url,
+            "-v",
+            "1.0.0",
+            "-o",
+            "json",
+        ],
+    )))
+    .unwrap();
+    let digest = pushed["digest"].as_str().unwrap().to_string();
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  \
+         apiVersion: timoni.sh/v1alpha1\n  kind: Instance\n  metadata:\n    name: web\n    \
+         namespace: apps\n  module:\n    url: {url}\n    version: 1.0.0\n    digest: {digest}\n"
+    );
+    let dir = tmp.path();
+
+    // Nothing cached: the function fails offline and says how to allow the network.
+    let offline = timoni_stdin(&home, dir, &["fn"], &list);
+    assert!(!offline.status.success());
+    let err = String::from_utf8_lossy(&offline.stderr);
+    assert!(
+        err.contains("is not available offline") && err.contains("--allow-network"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&offline.stdout).contains("severity: error"));
+
+    // With --allow-network it pulls (through the cache) and builds.
+    let online = timoni_stdin(&home, dir, &["fn", "--allow-network"], &list);
+    assert!(
+        online.status.success(),
+        "{}",
+        String::from_utf8_lossy(&online.stderr)
+    );
+    let generated = String::from_utf8(online.stdout).unwrap();
+    assert!(generated.contains("kind: Deployment"), "{generated}");
+    assert!(
+        generated.contains("app.kubernetes.io/version: 1.0.0"),
+        "{generated}"
+    );
+    assert!(generated.contains(&format!("ref: {digest}")), "{generated}");
+
+    // The registry is gone: the cached module still builds, to the same bytes.
+    drop(reg);
+    let cached = timoni_stdin(&home, dir, &["fn"], &list);
+    assert!(
+        cached.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cached.stderr)
+    );
+    assert_eq!(String::from_utf8(cached.stdout).unwrap(), generated);
+}
