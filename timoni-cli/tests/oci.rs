@@ -448,6 +448,12 @@ fn oci_modules_build_show_and_bundle_like_local_ones() {
         &["build", "x", &url, "-v", "1.0.0", "-n", "apps"],
     ));
     assert_eq!(remote, expected);
+    // By the tag in the URL (the default -v latest does not override it).
+    let tagged = format!("{url}:1.0.0");
+    assert_eq!(
+        ok(timoni(&home, &["build", "x", &tagged, "-n", "apps"])),
+        expected
+    );
     // By digest in the URL, by --digest alone (version latest), by version and digest.
     let by_digest = format!("{url}@{digest}");
     assert_eq!(

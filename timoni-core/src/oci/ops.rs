@@ -416,7 +416,9 @@ fn module_target(
     if url.digest.is_some() {
         return (url.clone(), None);
     }
-    let version = version.filter(|v| !v.is_empty());
+    // `latest` is every command's default version: a tag written in the URL wins over it.
+    let is_default = |v: &str| v.is_empty() || url.tag.is_some() && v == "latest";
+    let version = version.filter(|v| !is_default(v));
     match (version, digest.filter(|d| !d.is_empty())) {
         (None | Some("latest"), Some(d)) if url.tag.is_none() || version.is_some() => {
             (url.with_digest(d), None)
@@ -677,6 +679,11 @@ mod tests {
         let tagged = ArtifactUrl::parse("oci://r/m:2.0.0").unwrap();
         let (t, req) = module_target(&tagged, None, None);
         assert_eq!((t.reference(), req), ("2.0.0", None));
+        // The default version does not override the URL's tag; an explicit one does.
+        let (t, req) = module_target(&tagged, Some("latest"), Some(&d));
+        assert_eq!((t.reference(), req), ("2.0.0", Some(d.clone())));
+        let (t, _) = module_target(&tagged, Some("3.0.0"), None);
+        assert_eq!(t.reference(), "3.0.0");
     }
 
     #[test]
