@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -120,6 +121,10 @@ pub fn write_image(
                 .tempfile_in(&parent)
                 .map_err(|e| OciError::io(&parent, e))?;
             std::io::Write::write_all(&mut tmp, &tar).map_err(|e| OciError::io(output, e))?;
+            // A temporary file is private (0600); the archive is an ordinary file.
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| OciError::io(output, e))?;
             tmp.persist_noclobber(output)
                 .map_err(|e| OciError::io(output, e.error))?;
         }
@@ -135,6 +140,8 @@ pub fn write_image(
                 }
                 std::fs::write(&path, data).map_err(|e| OciError::io(&path, e))?;
             }
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| OciError::io(tmp.path(), e))?;
             let kept = tmp.keep();
             std::fs::rename(&kept, output).map_err(|e| {
                 let _ = std::fs::remove_dir_all(&kept);
@@ -292,6 +299,8 @@ mod tests {
         let b = tmp.path().join("b.tar");
         write_image(&img, &tags, &a, LayoutFormat::Archive).unwrap();
         write_image(&img, &tags, &b, LayoutFormat::Archive).unwrap();
+        let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "an ordinary file, not a private temporary one");
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
         let dir = tmp.path().join("layout");
         write_image(&img, &tags, &dir, LayoutFormat::Layout).unwrap();
