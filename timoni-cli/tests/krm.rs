@@ -84,3 +84,9 @@ fn fn_vet_reports_each_violation_with_its_field_path() {
 fn fn_vet_passes_valid_items_and_warns_about_unknown_kinds() {
     insta::assert_snapshot!(run(&["fn", "vet"], "vet-valid.yaml"));
 }
+
+#[test]
+fn fn_vet_uses_the_crd_schemas_of_a_bundles_modules() {
+    let out = run(&["fn", "vet"], "vet-crd.yaml");
+    insta::assert_snapshot!(out);
+}

@@ -463,15 +463,7 @@ pub fn run(list: &ResourceList, opts: &FnOptions<'_>) -> FnOutput {
             }
         }
         Config::Bundle(data) => {
-            let file = SourceFile {
-                path: opts.base_dir.join("functionConfig.cue"),
-                text: decode::to_cue_source(&data),
-            };
-            let lo = LoadOptions {
-                runtime_values: BTreeMap::new(),
-                workdir: Some(opts.base_dir.clone()),
-            };
-            let b = match bundle::load_bundle(&[file], &lo) {
+            let b = match load_function_bundle(&data, opts) {
                 Ok(b) => b,
                 Err(e) => return fail(build_errors(e, fc, "instances")),
             };
@@ -576,34 +568,70 @@ fn annotate(obj: Data, annotations: &[(&str, String)]) -> Data {
     Data::Struct(fields)
 }
 
-/// Where `fn vet` finds schemas: the directories holding `cue.mod/gen` (and `pkg`, `usr`) trees,
-/// searched in order, then the Kubernetes schemas embedded in the binary.
-fn schema_roots(
-    list: &ResourceList,
-    opts: &FnOptions<'_>,
-) -> Result<(Vec<PathBuf>, Option<instance::ModuleSource>), Vec<KrmResult>> {
+/// Where `fn vet` finds schemas: the `cue.mod/gen`, `pkg` and `usr` trees of the function
+/// config's modules (an instance's module, or every module of a bundle in declaration order),
+/// searched in order, then the Kubernetes schemas embedded in the binary. The sources are
+/// returned too: fetched modules live in temporary directories as long as they do.
+type SchemaRoots = (Vec<PathBuf>, Vec<instance::ModuleSource>);
+
+fn schema_roots(list: &ResourceList, opts: &FnOptions<'_>) -> Result<SchemaRoots, Vec<KrmResult>> {
     let Some(fc) = &list.function_config else {
-        return Ok((Vec::new(), None));
+        return Ok((Vec::new(), Vec::new()));
     };
-    match read_config(fc) {
-        Ok(Config::Instance(ic)) => {
-            let module = resolve_url(&ic.url, &opts.base_dir);
-            let src = instance::open_module(
-                &module,
-                ic.version.as_deref(),
-                ic.digest.as_deref(),
-                Some(opts.fetcher),
-            )
-            .map_err(|e| build_errors(e, fc, "module.url"))?;
-            let root = src.dir.join("cue.mod");
-            Ok((
-                vec![root.join("gen"), root.join("pkg"), root.join("usr")],
-                Some(src),
-            ))
+    // (module, version, digest, the field path of the module URL in the function config)
+    let modules: Vec<(String, Option<String>, Option<String>, String)> = match read_config(fc) {
+        Ok(Config::Instance(ic)) => vec![(
+            resolve_url(&ic.url, &opts.base_dir),
+            ic.version,
+            ic.digest,
+            "module.url".to_string(),
+        )],
+        Ok(Config::Bundle(data)) => {
+            let b =
+                load_function_bundle(&data, opts).map_err(|e| build_errors(e, fc, "instances"))?;
+            b.instances
+                .into_iter()
+                .map(|i| {
+                    let module = match &i.module_dir {
+                        Some(d) => d.display().to_string(),
+                        None => i.url.clone(),
+                    };
+                    let field = format!("instances.{}.module.url", i.name);
+                    (module, Some(i.version), i.digest, field)
+                })
+                .collect()
         }
-        Ok(Config::Bundle(_)) => Ok((Vec::new(), None)),
-        Err(r) => Err(vec![*r]),
+        Err(r) => return Err(vec![*r]),
+    };
+    let mut roots = Vec::new();
+    let mut sources = Vec::new();
+    for (module, version, digest, field) in modules {
+        let src = instance::open_module(
+            &module,
+            version.as_deref(),
+            digest.as_deref(),
+            Some(opts.fetcher),
+        )
+        .map_err(|e| build_errors(e, fc, &field))?;
+        let root = src.dir.join("cue.mod");
+        roots.extend([root.join("gen"), root.join("pkg"), root.join("usr")]);
+        sources.push(src);
     }
+    Ok((roots, sources))
+}
+
+/// Loads the bundle of a `kind: Bundle` function config with the bundle loader (schema checks,
+/// relative `file://` URLs against the working directory).
+fn load_function_bundle(data: &Data, opts: &FnOptions<'_>) -> crate::Result<bundle::Bundle> {
+    let file = SourceFile {
+        path: opts.base_dir.join("functionConfig.cue"),
+        text: decode::to_cue_source(data),
+    };
+    let lo = LoadOptions {
+        runtime_values: BTreeMap::new(),
+        workdir: Some(opts.base_dir.clone()),
+    };
+    bundle::load_bundle(&[file], &lo)
 }
 
 /// The candidate import paths of the package defining `apiVersion` (Timoni's vendoring
@@ -668,12 +696,12 @@ fn package_files(import_path: &str, roots: &[PathBuf]) -> Option<Vec<(String, St
     (!files.is_empty()).then_some(files)
 }
 
-/// `timoni fn vet`: every item checked against the schema of its kind. Each violation is an
+/// `timoni fn vet`: every item checked against the schema of its kind (see [`schema_roots`]). Each violation is an
 /// error result with the item's reference and the field path; an item whose kind has no schema
 /// is a warning. Items are returned unchanged.
 pub fn vet(list: &ResourceList, opts: &FnOptions<'_>) -> FnOutput {
     let mut results = Vec::new();
-    let (roots, _module) = match schema_roots(list, opts) {
+    let (roots, _sources) = match schema_roots(list, opts) {
         Ok(r) => r,
         Err(errs) => {
             return FnOutput {
