@@ -1,6 +1,6 @@
 //! `timoni build NAME MODULE` (alias `template`): renders the objects of every apply set of an
-//! instance of a local module to stdout, as YAML documents each followed by `---`, or as a JSON
-//! `List`.
+//! instance of a local or `oci://` module to stdout, as YAML documents each followed by `---`,
+//! or as a JSON `List`.
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -14,7 +14,7 @@ use timoni_core::values::ValuesSource;
 pub struct Args {
     /// The instance name.
     name: String,
-    /// The module: a local directory or a file:// URL (oci:// is not supported yet).
+    /// The module: a local directory, a file:// URL or an oci://<host>/<repo>[:tag|@digest] URL.
     module: String,
     /// The instance namespace.
     #[arg(short = 'n', long = "namespace", default_value = "default")]
@@ -40,6 +40,10 @@ pub struct Args {
     /// Build with the debug tag (use debug_values.cue).
     #[arg(long)]
     debug: bool,
+    #[command(flatten)]
+    creds: crate::oci_cmds::Creds,
+    #[command(flatten)]
+    oci: crate::oci_cmds::OciFlags,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +75,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     opts.package = args.package;
     opts.values = values_sources(&args.values)?;
     opts.debug = args.debug;
-    let built = instance::build(&opts)
+    opts.version = Some(args.version);
+    opts.digest = args.digest;
+    let fetcher = args.oci.fetcher(&args.creds, true);
+    let built = instance::build_with(&opts, Some(&fetcher))
         .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
     let mut objects = built.objects();
     if args.mask_secrets {

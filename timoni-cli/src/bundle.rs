@@ -1,5 +1,5 @@
-//! `timoni bundle build|vet`: bundles of local module instances, with runtime values from the
-//! environment and runtime files, per selected cluster.
+//! `timoni bundle build|vet`: bundles of module instances (`file://` or `oci://`), with runtime
+//! values from the environment and runtime files, per selected cluster.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -65,6 +65,10 @@ struct BuildArgs {
     mask_secrets: bool,
     #[command(flatten)]
     runtime: RuntimeFlags,
+    #[command(flatten)]
+    creds: crate::oci_cmds::Creds,
+    #[command(flatten)]
+    oci: crate::oci_cmds::OciFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -138,8 +142,10 @@ fn fail(e: timoni_core::Error) -> anyhow::Error {
 fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let req = args.runtime.request(read_files(&args.files)?)?;
     let concurrency = args.concurrency.unwrap_or_else(bundle::default_concurrency);
+    let fetcher = args.oci.fetcher(&args.creds, true);
     let (_cluster, _bundle, built) =
-        bundle::build_bundle(&req, &args.package, concurrency).map_err(fail)?;
+        bundle::build_bundle_with(&req, &args.package, concurrency, Some(&fetcher))
+            .map_err(fail)?;
     if let Some(dir) = &args.output_dir {
         for inst in &built {
             let mut objects = inst.objects();

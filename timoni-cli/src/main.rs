@@ -5,6 +5,7 @@ mod build;
 mod bundle;
 mod cue;
 mod fmt;
+mod krm;
 mod module;
 mod oci_cmds;
 mod runtime;
@@ -49,6 +50,9 @@ enum Command {
     Artifact(oci_cmds::ArtifactArgs),
     /// Log in to and out of container registries.
     Registry(oci_cmds::RegistryArgs),
+    /// Run as a KRM function (kustomize, kpt): build the Instance or Bundle of the
+    /// ResourceList's functionConfig, or vet its items (`fn vet`).
+    Fn(krm::Args),
 }
 
 /// A message with absolute paths below the working directory written relative to it (`./x`),
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Cue(args) => cue::run(args),
         Command::Artifact(args) => oci_cmds::run_artifact(args),
         Command::Registry(args) => oci_cmds::run_registry(args),
+        Command::Fn(args) => krm::run(args),
     };
     match result {
         Ok(code) => code,

@@ -35,7 +35,7 @@ enum Command {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Vet(a) => vet(a),
-        Command::Show(a) => show(a),
+        Command::Show(a) => show(a, &args.oci),
         Command::Local(c) => crate::vendor::run_command(c),
         Command::Oci(c) => crate::oci_cmds::run_mod_command(c, &args.oci),
     }
@@ -77,9 +77,17 @@ enum ShowCommand {
 
 #[derive(clap::Args, Debug)]
 struct ShowConfigArgs {
-    /// The module directory.
+    /// The module: a directory, a file:// URL or an oci://<host>/<repo>[:tag|@digest] URL.
     #[arg(default_value = ".")]
     path: String,
+    /// The module version (OCI modules only).
+    #[arg(short = 'v', long = "version", default_value = "latest")]
+    version: String,
+    /// The module digest (OCI modules only).
+    #[arg(short = 'd', long = "digest")]
+    digest: Option<String>,
+    #[command(flatten)]
+    creds: crate::oci_cmds::Creds,
     /// Write the configuration table under the "Configuration" section of this Markdown file.
     #[arg(short = 'o', long = "output", value_name = "FILE.md")]
     output: Option<PathBuf>,
@@ -124,10 +132,20 @@ fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `timoni mod show …`.
-fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+fn show(args: ShowArgs, oci: &crate::oci_cmds::OciFlags) -> anyhow::Result<ExitCode> {
     let ShowCommand::Config(args) = args.command;
-    let dir = instance::module_dir(&args.path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let doc = config_doc::config_doc(&dir, &args.package)
+    if args.output.is_some() && args.path.starts_with("oci://") {
+        anyhow::bail!("--output writes a local module's README: it needs a local module path");
+    }
+    let fetcher = oci.fetcher(&args.creds, true);
+    let source = instance::open_module(
+        &args.path,
+        Some(&args.version),
+        args.digest.as_deref(),
+        Some(&fetcher),
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let doc = config_doc::config_doc(&source.dir, &args.package)
         .map_err(|e| anyhow::anyhow!("{}", crate::relative(&e.to_string())))?;
     match &args.output {
         None => print!("{}", doc.cue),

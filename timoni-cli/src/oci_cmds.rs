@@ -1,6 +1,8 @@
-//! `timoni mod push|pull|list`, `timoni artifact push|pull|tag|list|digest` and `timoni registry
-//! login|logout`: clap structs, then one call into `timoni_core::oci`, then rendering (`-o
-//! json|yaml`, a tab-separated table, or one status line on stderr).
+//! `timoni mod build|push|pull|list`, `timoni artifact build|push|pull|tag|list|digest` and
+//! `timoni registry login|logout`: clap structs, then one call into `timoni_core::oci`, then
+//! rendering (`-o json|yaml`, a tab-separated table, or one status line on stderr). The shared
+//! registry flags ([`OciFlags`], [`Creds`]) also serve `build`, `bundle build`, `mod show` and
+//! `fn`, which fetch `oci://` modules.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -12,8 +14,8 @@ use clap::{ArgAction, Subcommand, ValueEnum};
 use cue_eval::encode::{Data, Field, to_yaml};
 use serde::Serialize;
 use timoni_core::oci::{
-    self, ArtifactUrl, Cache, OciClientRegistry, RegistryOptions, docker_config_path,
-    resolve_credentials,
+    self, ArtifactUrl, Cache, ConnectOptions, Fetcher, LayoutFormat, OciClientRegistry,
+    docker_config_path,
 };
 
 /// Flags every registry command shares (global in Timoni).
@@ -27,6 +29,59 @@ pub struct OciFlags {
     cache_dir: Option<PathBuf>,
 }
 
+/// `--creds`, on every command that may reach a registry.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Creds {
+    /// Registry credentials, `user:password` or a token.
+    #[arg(long)]
+    pub creds: Option<String>,
+}
+
+impl OciFlags {
+    /// How to reach registries with these flags and `creds`.
+    pub fn connect_options(&self, creds: &Creds) -> ConnectOptions {
+        ConnectOptions {
+            creds: creds.creds.clone(),
+            docker_config: docker_config_path(env),
+            insecure: self.registry_insecure,
+        }
+    }
+
+    /// The layer cache these flags select.
+    pub fn cache(&self) -> Cache {
+        Cache::from_settings(self.cache_dir.as_deref(), env)
+    }
+
+    /// A module fetcher for `build`, `bundle build`, `mod show` (network allowed) and `fn`.
+    pub fn fetcher(&self, creds: &Creds, network: bool) -> Fetcher {
+        Fetcher {
+            connect: self.connect_options(creds),
+            cache: self.cache(),
+            network,
+        }
+    }
+
+    fn connect(&self, url: &ArtifactUrl, creds: &Creds) -> Result<OciClientRegistry> {
+        Ok(oci::connect(url, &self.connect_options(creds))?)
+    }
+}
+
+/// `--format` of `mod build` and `artifact build`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LocalFormat {
+    OciArchive,
+    OciLayout,
+}
+
+impl From<LocalFormat> for LayoutFormat {
+    fn from(f: LocalFormat) -> Self {
+        match f {
+            LocalFormat::OciArchive => LayoutFormat::Archive,
+            LocalFormat::OciLayout => LayoutFormat::Layout,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Output {
     Yaml,
@@ -36,7 +91,9 @@ enum Output {
 /// The registry subcommands of `timoni mod`.
 #[derive(Subcommand, Debug)]
 pub enum ModCommand {
-    /// Push a module to a container registry.
+    /// Build a module's OCI image into a local archive or layout, without pushing.
+    Build(ModBuild),
+    /// Push a module (a directory, or an archive from `mod build`) to a container registry.
     Push(ModPush),
     /// Pull a module version from a container registry.
     Pull(ModPull),
@@ -46,14 +103,34 @@ pub enum ModCommand {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ModPush {
+pub struct ModBuild {
     /// The module directory.
+    module_dir: PathBuf,
+    /// The module version (strict semver; the local ref name).
+    #[arg(short, long)]
+    version: String,
+    /// The archive file or layout directory to write (must not exist).
+    #[arg(short, long, value_name = "PATH")]
+    output: PathBuf,
+    #[arg(long, value_enum, default_value = "oci-archive")]
+    format: LocalFormat,
+    /// Manifest annotation `key=value` (repeatable).
+    #[arg(short, long = "annotation", value_name = "KEY=VALUE")]
+    annotations: Vec<String>,
+    /// Store the files symlinks point to instead of skipping them.
+    #[arg(long)]
+    resolve_symlinks: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ModPush {
+    /// The module directory, or an archive or layout written by `mod build`.
     module_dir: PathBuf,
     /// The repository, `oci://<host>/<repo>`.
     module_url: String,
-    /// The module version (strict semver, used as the tag).
+    /// The module version (strict semver, used as the tag; read from the manifest of archives).
     #[arg(short, long)]
-    version: String,
+    version: Option<String>,
     /// Also tag the version as `latest`.
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     latest: bool,
@@ -66,9 +143,8 @@ pub struct ModPush {
     /// Store the files symlinks point to instead of skipping them.
     #[arg(long)]
     resolve_symlinks: bool,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -81,9 +157,8 @@ pub struct ModPull {
     /// Directory to extract the module into.
     #[arg(short, long, value_name = "DIR")]
     output: PathBuf,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -98,9 +173,8 @@ pub struct ModList {
     limit: usize,
     #[arg(short, long, value_enum)]
     output: Option<Output>,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 /// `timoni artifact …`.
@@ -125,6 +199,32 @@ enum ArtifactCommand {
     List(ArtifactList),
     /// Print the digest of an artifact tag.
     Digest(ArtifactDigest),
+    /// Build an artifact into a local archive or layout, without pushing.
+    Build(ArtifactBuild),
+}
+
+#[derive(clap::Args, Debug)]
+struct ArtifactBuild {
+    /// Directory or file to pack.
+    #[arg(short = 'f', long, default_value = ".")]
+    filepath: PathBuf,
+    /// The archive file or layout directory to write (must not exist).
+    #[arg(short, long, value_name = "PATH")]
+    output: PathBuf,
+    #[arg(long, value_enum, default_value = "oci-archive")]
+    format: LocalFormat,
+    /// Local ref name (repeatable; default `latest`).
+    #[arg(short, long = "tag")]
+    tags: Vec<String>,
+    /// Manifest annotation `key=value` (repeatable).
+    #[arg(short, long = "annotation", value_name = "KEY=VALUE")]
+    annotations: Vec<String>,
+    /// The `sh.timoni.content.type` of the layer.
+    #[arg(long, default_value = oci::CONTENT_TYPE_GENERIC)]
+    content_type: String,
+    /// Store the files symlinks point to instead of skipping them.
+    #[arg(long)]
+    resolve_symlinks: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -148,9 +248,8 @@ struct ArtifactPush {
     /// Store the files symlinks point to instead of skipping them.
     #[arg(long)]
     resolve_symlinks: bool,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -163,9 +262,8 @@ struct ArtifactPull {
     /// Only the layers with this content type.
     #[arg(long)]
     content_type: Option<String>,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -175,9 +273,8 @@ struct ArtifactTag {
     /// Tag to add (repeatable).
     #[arg(short, long = "tag", required = true)]
     tags: Vec<String>,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -198,9 +295,8 @@ struct ArtifactList {
     filter_semver: Option<String>,
     #[arg(short, long, value_enum)]
     output: Option<Output>,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -209,9 +305,8 @@ struct ArtifactDigest {
     artifact_url: String,
     #[arg(short, long, value_enum)]
     output: Option<Output>,
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: Creds,
 }
 
 /// `timoni registry …`.
@@ -240,22 +335,6 @@ enum RegistryCommand {
 
 fn env(k: &str) -> Option<String> {
     std::env::var(k).ok()
-}
-
-fn connect(url: &ArtifactUrl, creds: Option<&str>, flags: &OciFlags) -> Result<OciClientRegistry> {
-    let config = docker_config_path(env);
-    let credentials = resolve_credentials(creds, &url.registry, config.as_deref())?;
-    Ok(OciClientRegistry::new(
-        url,
-        &RegistryOptions {
-            insecure: flags.registry_insecure,
-            credentials,
-        },
-    )?)
-}
-
-fn cache(flags: &OciFlags) -> Cache {
-    Cache::from_settings(flags.cache_dir.as_deref(), env)
 }
 
 fn annotations(pairs: &[String]) -> Result<BTreeMap<String, String>> {
@@ -290,30 +369,50 @@ fn render(value: &impl Serialize, output: Output) -> Result<()> {
     Ok(())
 }
 
-/// Runs `timoni mod push|pull|list`.
-/// Runs one registry subcommand of `timoni mod`.
+/// Runs one registry subcommand of `timoni mod` (`build`, `push`, `pull`, `list`).
 pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode> {
     match command {
-        ModCommand::Push(a) => {
-            let url = ArtifactUrl::parse(&a.module_url)?;
-            if a.module_dir.is_file() {
-                bail!(
-                    "{}: pushing a module archive is not supported yet; give the module directory",
-                    a.module_dir.display()
-                );
-            }
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+        ModCommand::Build(a) => {
             let sde = env("SOURCE_DATE_EPOCH");
-            let pushed = oci::push_module(
-                &reg,
+            let image = oci::build_module_image(
                 &a.module_dir,
-                &url,
                 &a.version,
-                a.latest,
                 &annotations(&a.annotations)?,
                 sde.as_deref(),
                 a.resolve_symlinks,
             )?;
+            oci::write_image(&image, &[a.version], &a.output, a.format.into())?;
+            eprintln!("built {}@{}", a.output.display(), image.digest);
+        }
+        ModCommand::Push(a) => {
+            let url = ArtifactUrl::parse(&a.module_url)?;
+            let is_module_dir = a.module_dir.join("cue.mod").is_dir();
+            let reg = flags.connect(&url, &a.creds)?;
+            let pushed = if a.module_dir.is_file()
+                || !is_module_dir && a.module_dir.join("index.json").is_file()
+            {
+                if !a.annotations.is_empty() || a.resolve_symlinks {
+                    bail!(
+                        "--annotation and --resolve-symlinks apply when building: give them to mod build"
+                    );
+                }
+                oci::push_module_archive(&reg, &a.module_dir, &url, a.version.as_deref(), a.latest)?
+            } else {
+                let Some(version) = &a.version else {
+                    bail!("--version is required to push a module directory");
+                };
+                let sde = env("SOURCE_DATE_EPOCH");
+                oci::push_module(
+                    &reg,
+                    &a.module_dir,
+                    &url,
+                    version,
+                    a.latest,
+                    &annotations(&a.annotations)?,
+                    sde.as_deref(),
+                    a.resolve_symlinks,
+                )?
+            };
             match a.output {
                 Some(o) => render(&pushed, o)?,
                 None => eprintln!("pushed {}@{}", pushed.url, pushed.digest),
@@ -321,10 +420,10 @@ pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode
         }
         ModCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let reg = flags.connect(&url, &a.creds)?;
             let version =
                 (url.tag.is_none() || a.version != "latest").then_some(a.version.as_str());
-            let pulled = oci::pull_module(&reg, &url, version, &a.output, &cache(flags))?;
+            let pulled = oci::pull_module(&reg, &url, version, &a.output, &flags.cache())?;
             eprintln!(
                 "extracted {}@{} to {}",
                 url.with_tag(version.unwrap_or(url.reference())),
@@ -334,7 +433,7 @@ pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode
         }
         ModCommand::List(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let reg = flags.connect(&url, &a.creds)?;
             let list = oci::list_module_versions(&reg, &url, a.with_digest, a.limit)?;
             match a.output {
                 Some(o) => render(&list, o)?,
@@ -359,13 +458,30 @@ fn table(headers: &[&str], second: bool, rows: impl Iterator<Item = Vec<String>>
     }
 }
 
-/// Runs `timoni artifact push|pull|tag|list|digest`.
+/// Runs `timoni artifact push|pull|tag|list|digest|build`.
 pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
     let flags = &args.flags;
     match args.command {
+        ArtifactCommand::Build(a) => {
+            let tags = if a.tags.is_empty() {
+                vec!["latest".to_string()]
+            } else {
+                a.tags
+            };
+            let sde = env("SOURCE_DATE_EPOCH");
+            let image = oci::build_artifact_image(
+                &a.filepath,
+                &a.content_type,
+                &annotations(&a.annotations)?,
+                sde.as_deref(),
+                a.resolve_symlinks,
+            )?;
+            oci::write_image(&image, &tags, &a.output, a.format.into())?;
+            eprintln!("built {}@{}", a.output.display(), image.digest);
+        }
         ArtifactCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let reg = flags.connect(&url, &a.creds)?;
             let sde = env("SOURCE_DATE_EPOCH");
             let pushed = oci::push_artifact(
                 &reg,
@@ -390,13 +506,13 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let reg = flags.connect(&url, &a.creds)?;
             let pulled = oci::pull_artifact(
                 &reg,
                 &url,
                 a.content_type.as_deref(),
                 &a.output,
-                &cache(flags),
+                &flags.cache(),
             )?;
             eprintln!(
                 "extracted {} layer(s) of {url}@{} to {}",
@@ -407,7 +523,7 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::Tag(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let reg = flags.connect(&url, &a.creds)?;
             let digest = oci::tag_artifact(&reg, &url, &a.tags)?;
             for t in &a.tags {
                 eprintln!("tagged {}@{digest}", url.with_tag(t));
@@ -415,7 +531,7 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::List(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let reg = flags.connect(&url, &a.creds)?;
             let list = oci::list_artifact_tags(
                 &reg,
                 &url,
@@ -434,7 +550,7 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::Digest(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = connect(&url, a.creds.as_deref(), flags)?;
+            let reg = flags.connect(&url, &a.creds)?;
             let r = oci::artifact_digest(&reg, &url)?;
             match a.output {
                 Some(o) => render(&r, o)?,

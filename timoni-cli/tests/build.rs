@@ -87,7 +87,8 @@ fn build_errors_are_one_clear_message() {
         &["build", "demo", ".", "-f", "../values/values.toml"],
         &["build", "demo", ".", "-p", "test"],
         &["build", "demo", "../values"],
-        &["build", "demo", "oci://ghcr.io/example/demo"],
+        // A malformed OCI URL fails before any network access.
+        &["build", "demo", "oci://ghcr.io/Example/demo"],
     ] {
         all.push_str(&timoni(args));
         all.push('\n');

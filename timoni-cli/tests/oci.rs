@@ -1,73 +1,15 @@
-//! End-to-end tests of `timoni mod|artifact|registry`: the real binary against Debian's
-//! `docker-registry` on a free loopback port (killed on drop), and `skopeo` to inspect what was
-//! pushed. Skips loudly without the registry binary; the starter-module acceptance test also
+//! End-to-end tests of `timoni mod|artifact|registry` and of `oci://` modules in `build`,
+//! `bundle build` and `mod show config`: the real binary against Debian's `docker-registry`
+//! (the harness shared with timoni-core, `timoni-core/tests/support/registry.rs`), and `skopeo`
+//! to inspect what was pushed. Skips loudly without the registry binary; the starter-module acceptance test also
 //! needs the shared corpus (`../shared/conformance`).
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
-struct TestRegistry {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for TestRegistry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_registry() -> Option<TestRegistry> {
-    start_registry_with(None)
-}
-
-/// Starts a registry, with basic auth from this htpasswd line when given.
-fn start_registry_with(htpasswd: Option<&[u8]>) -> Option<TestRegistry> {
-    let bin = "/usr/bin/docker-registry";
-    if !Path::new(bin).exists() {
-        eprintln!("SKIPPED: {bin} is missing; apt-get install -y docker-registry to run this test");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let config = dir.path().join("config.yml");
-    let mut text = format!(
-        "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
-         http:\n  addr: 127.0.0.1:{port}\n",
-        dir.path().join("data").display()
-    );
-    if let Some(line) = htpasswd {
-        let path = dir.path().join("htpasswd");
-        std::fs::write(&path, line).unwrap();
-        text.push_str(&format!(
-            "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
-            path.display()
-        ));
-    }
-    std::fs::write(&config, text).unwrap();
-    let child = Command::new(bin)
-        .arg("serve")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let reg = TestRegistry { child, port, dir };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "docker-registry did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Some(reg)
-}
+#[path = "../../timoni-core/tests/support/registry.rs"]
+mod registry;
 
 /// Runs `timoni ARGS` with a private HOME (cache, docker config) and a fixed SOURCE_DATE_EPOCH.
 fn timoni(home: &Path, args: &[&str]) -> Output {
@@ -141,7 +83,9 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn starter_module_push_inspect_pull_round_trip() {
     let Some(module) = starter() else { return };
-    let Some(reg) = start_registry() else { return };
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
     let home = reg.dir.path().join("home");
     let url = format!("oci://127.0.0.1:{}/starter", reg.port);
     let m = module.to_str().unwrap();
@@ -253,17 +197,7 @@ fn bad_urls_and_versions_fail_with_one_clear_line() {
 
 #[test]
 fn credentials_come_from_creds_login_or_a_docker_credential_helper() {
-    let line = match Command::new("htpasswd")
-        .args(["-Bbn", "alice", "s3cret"])
-        .output()
-    {
-        Ok(o) if o.status.success() => o.stdout,
-        _ => {
-            eprintln!("SKIPPED: htpasswd is missing; apt-get install -y apache2-utils");
-            return;
-        }
-    };
-    let Some(reg) = start_registry_with(Some(&line)) else {
+    let Some(reg) = registry::start(Some(("alice", "s3cret"))) else {
         return;
     };
     let home = reg.dir.path().join("home");
@@ -315,4 +249,386 @@ fn credentials_come_from_creds_login_or_a_docker_credential_helper() {
     .unwrap();
     let listed = timoni_with_path(&home, &["mod", "list", &url, "-o", "json"], Some(&bin));
     assert!(ok(listed).contains("\"version\": \"1.0.0\""));
+}
+
+/// Copies `src` into `dst` (files and directories only).
+fn copy_tree(src: &Path, dst: &Path) {
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let to = dst.join(d.strip_prefix(src).unwrap());
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+}
+
+/// Sets the modification time of every file and directory under `dir`, and, when running as
+/// root, its owner.
+fn restamp(dir: &Path, mtime: std::time::SystemTime, owner: Option<u32>) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            } else {
+                let f = std::fs::File::options().write(true).open(&p).unwrap();
+                f.set_modified(mtime).unwrap();
+            }
+            if let Some(uid) = owner {
+                std::os::unix::fs::chown(&p, Some(uid), Some(uid)).unwrap();
+            }
+        }
+    }
+}
+
+/// The digest `mod build` reports on stderr (`built PATH@sha256:…`).
+fn built_digest(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "mod build failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.trim().rsplit('@').next().unwrap().to_string()
+}
+
+#[test]
+fn mod_build_gives_the_same_digest_on_two_checkouts_and_the_archive_pushes_as_is() {
+    let Some(module) = starter() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    // Two checkouts outside any git repository, with other times (and owners, as root).
+    let (a, b) = (tmp.path().join("a/starter"), tmp.path().join("b/starter"));
+    copy_tree(&module, &a);
+    copy_tree(&module, &b);
+    let day = Duration::from_secs(86_400);
+    restamp(&a, std::time::UNIX_EPOCH + day, None);
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if !root {
+        eprintln!("NOTE: not root: the second checkout differs in times only, not in owner");
+    }
+    restamp(&b, std::time::SystemTime::now(), root.then_some(4321));
+
+    let build = |dir: &Path, out: &Path, format: &str| {
+        timoni(
+            &home,
+            &[
+                "mod",
+                "build",
+                dir.to_str().unwrap(),
+                "-v",
+                "1.0.0",
+                "-o",
+                out.to_str().unwrap(),
+                "--format",
+                format,
+            ],
+        )
+    };
+    let (ta, tb) = (tmp.path().join("a.tar"), tmp.path().join("b.tar"));
+    let da = built_digest(&build(&a, &ta, "oci-archive"));
+    let db = built_digest(&build(&b, &tb, "oci-archive"));
+    assert!(da.starts_with("sha256:") && da.len() == 71, "{da}");
+    assert_eq!(da, db, "two checkouts give the same manifest digest");
+    assert_eq!(
+        std::fs::read(&ta).unwrap(),
+        std::fs::read(&tb).unwrap(),
+        "and the same archive bytes"
+    );
+    let layout = tmp.path().join("layout");
+    assert_eq!(built_digest(&build(&a, &layout, "oci-layout")), da);
+    assert!(layout.join("index.json").is_file() && layout.join("oci-layout").is_file());
+
+    // The output must not exist.
+    let again = build(&a, &ta, "oci-archive");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+
+    // `artifact build` writes the one-layer artifact the same way.
+    let art = tmp.path().join("art.tar");
+    let out = timoni(
+        &home,
+        &[
+            "artifact",
+            "build",
+            "-f",
+            a.join("values.cue").to_str().unwrap(),
+            "-t",
+            "v1",
+            "-o",
+            art.to_str().unwrap(),
+        ],
+    );
+    assert!(built_digest(&out).starts_with("sha256:"));
+
+    // Pushing the directory, or the archive, gives the digest `mod build` computed.
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    let url = reg.url("starter");
+    let pushed: serde_json::Value = serde_json::from_str(&ok(timoni(
+        &home,
+        &[
+            "mod",
+            "push",
+            b.to_str().unwrap(),
+            &url,
+            "-v",
+            "1.0.0",
+            "-o",
+            "json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(pushed["digest"], da.as_str());
+    let from_archive: serde_json::Value = serde_json::from_str(&ok(timoni(
+        &home,
+        &[
+            "mod",
+            "push",
+            ta.to_str().unwrap(),
+            &reg.url("archived"),
+            "-o",
+            "json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(from_archive["digest"], da.as_str());
+    assert_eq!(from_archive["version"], "1.0.0");
+    let wrong = timoni(
+        &home,
+        &[
+            "mod",
+            "push",
+            ta.to_str().unwrap(),
+            &reg.url("archived"),
+            "-v",
+            "2.0.0",
+        ],
+    );
+    assert!(!wrong.status.success());
+    insta::assert_snapshot!(String::from_utf8_lossy(&wrong.stderr), @"✗ --version 2.0.0 differs from the version 1.0.0 the archive was built with");
+}
+
+#[test]
+fn oci_modules_build_show_and_bundle_like_local_ones() {
+    let Some(module) = starter() else { return };
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    let home = reg.dir.path().join("home");
+    let checkout = reg.dir.path().join("src/starter");
+    copy_tree(&module, &checkout);
+    let m = checkout.to_str().unwrap();
+    let url = reg.url("starter");
+    let pushed: serde_json::Value = serde_json::from_str(&ok(timoni(
+        &home,
+        &["mod", "push", m, &url, "-v", "1.0.0", "-o", "json"],
+    )))
+    .unwrap();
+    let digest = pushed["digest"].as_str().unwrap().to_string();
+
+    // `timoni build x oci://…/starter -v 1.0.0` equals the local build, but for the module
+    // version, which is the pulled one instead of 0.0.0-devel.
+    let local = ok(timoni(&home, &["build", "x", m, "-n", "apps"]));
+    assert!(local.contains("0.0.0-devel"), "{local}");
+    let expected = local.replace("0.0.0-devel", "1.0.0");
+    let remote = ok(timoni(
+        &home,
+        &["build", "x", &url, "-v", "1.0.0", "-n", "apps"],
+    ));
+    assert_eq!(remote, expected);
+    // By the tag in the URL (the default -v latest does not override it).
+    let tagged = format!("{url}:1.0.0");
+    assert_eq!(
+        ok(timoni(&home, &["build", "x", &tagged, "-n", "apps"])),
+        expected
+    );
+    // By digest in the URL, by --digest alone (version latest), by version and digest.
+    let by_digest = format!("{url}@{digest}");
+    assert_eq!(
+        ok(timoni(&home, &["build", "x", &by_digest, "-n", "apps"])),
+        expected
+    );
+    assert_eq!(
+        ok(timoni(
+            &home,
+            &["build", "x", &url, "-d", &digest, "-n", "apps"]
+        )),
+        expected
+    );
+    assert_eq!(
+        ok(timoni(
+            &home,
+            &[
+                "build", "x", &url, "-v", "1.0.0", "-d", &digest, "-n", "apps"
+            ]
+        )),
+        expected
+    );
+    let other = format!("sha256:{}", "0".repeat(64));
+    let out = timoni(&home, &["build", "x", &url, "-v", "1.0.0", "-d", &other]);
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!(
+            "✗ build failed: the upstream digest {digest} of version 1.0.0 doesn't match the specified digest {other}"
+        )
+    );
+    let out = timoni(&home, &["build", "x", &url, "-v", "9.9.9"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains(":9.9.9"));
+
+    // mod show config of the OCI module equals the local one.
+    assert_eq!(
+        ok(timoni(
+            &home,
+            &["mod", "show", "config", &url, "-v", "1.0.0"]
+        )),
+        ok(timoni(&home, &["mod", "show", "config", m]))
+    );
+
+    // A bundle with an OCI instance (version, and latest + digest) and a file:// one.
+    let bundle = reg.dir.path().join("bundle.cue");
+    let write_bundle = |digest: &str| {
+        std::fs::write(
+            &bundle,
+            format!(
+                "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"demo\"\n\tinstances: {{\n\
+                 \t\tlocal: {{module: url: \"file://{m}\", namespace: \"apps\"}}\n\
+                 \t\tpinned: {{module: {{url: \"{url}\", version: \"1.0.0\", digest: \"{digest}\"}}, namespace: \"apps\"}}\n\
+                 \t\tlatest: {{module: {{url: \"{url}\", digest: \"{digest}\"}}, namespace: \"apps\"}}\n\
+                 \t}}\n}}\n"
+            ),
+        )
+        .unwrap();
+    };
+    write_bundle(&digest);
+    let out = ok(timoni(
+        &home,
+        &["bundle", "build", "-f", bundle.to_str().unwrap()],
+    ));
+    let sections: Vec<&str> = out.split("---\n# Instance: ").skip(1).collect();
+    assert_eq!(sections.len(), 3, "{out}");
+    let body = |s: &str, name: &str| s.trim_end().replace(name, "NAME");
+    assert!(sections[0].contains("0.0.0-devel"));
+    assert_eq!(
+        body(sections[1], "pinned"),
+        body(sections[0], "local").replace("0.0.0-devel", "1.0.0")
+    );
+    assert_eq!(body(sections[2], "latest"), body(sections[1], "pinned"));
+    write_bundle(&other);
+    let out = timoni(&home, &["bundle", "build", "-f", bundle.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "the upstream digest {digest} of version 1.0.0 doesn't match the specified digest {other}"
+        )),
+        "{err}"
+    );
+}
+
+/// Runs `timoni ARGS` in `dir` with `stdin` (private HOME as [`timoni`]).
+fn timoni_stdin(home: &Path, dir: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_timoni"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("TIMONI_CACHE_DIR")
+        .env_remove("TIMONI_CACHING")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run timoni");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn fn_is_hermetic_oci_modules_come_from_the_cache_unless_the_network_is_allowed() {
+    let Some(module) = starter() else { return };
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    // Home (and its cache) outlive the registry.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let checkout = tmp.path().join("src/starter");
+    copy_tree(&module, &checkout);
+    let url = reg.url("starter");
+    let pushed: serde_json::Value = serde_json::from_str(&ok(timoni(
+        &home,
+        &[
+            "mod",
+            "push",
+            checkout.to_str().unwrap(),
+            &url,
+            "-v",
+            "1.0.0",
+            "-o",
+            "json",
+        ],
+    )))
+    .unwrap();
+    let digest = pushed["digest"].as_str().unwrap().to_string();
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  \
+         apiVersion: timoni.sh/v1alpha1\n  kind: Instance\n  metadata:\n    name: web\n    \
+         namespace: apps\n  module:\n    url: {url}\n    version: 1.0.0\n    digest: {digest}\n"
+    );
+    let dir = tmp.path();
+
+    // Nothing cached: the function fails offline and says how to allow the network.
+    let offline = timoni_stdin(&home, dir, &["fn"], &list);
+    assert!(!offline.status.success());
+    let err = String::from_utf8_lossy(&offline.stderr);
+    assert!(
+        err.contains("is not available offline") && err.contains("--allow-network"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&offline.stdout).contains("severity: error"));
+
+    // With --allow-network it pulls (through the cache) and builds.
+    let online = timoni_stdin(&home, dir, &["fn", "--allow-network"], &list);
+    assert!(
+        online.status.success(),
+        "{}",
+        String::from_utf8_lossy(&online.stderr)
+    );
+    let generated = String::from_utf8(online.stdout).unwrap();
+    assert!(generated.contains("kind: Deployment"), "{generated}");
+    assert!(
+        generated.contains("app.kubernetes.io/version: 1.0.0"),
+        "{generated}"
+    );
+    assert!(generated.contains(&format!("ref: {digest}")), "{generated}");
+
+    // The registry is gone: the cached module still builds, to the same bytes.
+    drop(reg);
+    let cached = timoni_stdin(&home, dir, &["fn"], &list);
+    assert!(
+        cached.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cached.stderr)
+    );
+    assert_eq!(String::from_utf8(cached.stdout).unwrap(), generated);
 }

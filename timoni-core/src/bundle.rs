@@ -6,8 +6,9 @@
 //! `<workdir>/<i>.<basename>.cue` next to `<n>.schema.cue` (the schema and `bundle: #Bundle`),
 //! so that bundles can import packages of the working directory's `cue.mod`. The `bundle`
 //! value must be concrete. Relative `file://` module URLs are resolved against the directory of
-//! the file that wrote them. Instances are built in parallel on rayon's pool; results keep the
-//! declaration order.
+//! the file that wrote them. `oci://` modules are fetched first (once per URL, version and
+//! digest) through a [`ModuleFetch`]. Instances are built in parallel on rayon's pool; results
+//! keep the declaration order.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::instance::{self, BuildOptions, BuiltInstance, DEVEL_VERSION};
 use crate::meta::{get, get_str};
+use crate::oci::ModuleFetch;
 use crate::runtime;
 
 /// The bundle schema, written from Timoni's documented `#Bundle`.
@@ -283,18 +285,29 @@ fn label_name(l: &ast::Label) -> Option<String> {
     }
 }
 
-/// Builds one bundle instance (a local module; `oci://` is not supported yet).
+/// Builds one bundle instance of a local (`file://`) module.
 pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstance> {
     let Some(dir) = &bi.module_dir else {
         return Err(Error::Unsupported(format!(
-            "instance {}: {}: OCI modules are not supported yet; use a file:// URL",
+            "instance {}: {}: an OCI module must be fetched first (see build_all_with)",
             bi.name, bi.url
         )));
     };
+    build_instance_at(bi, dir, DEVEL_VERSION, package)
+}
+
+/// Builds one bundle instance from the module in `dir`, with `module_version` as the
+/// `moduleVersion` tag variable.
+fn build_instance_at(
+    bi: &BundleInstance,
+    dir: &Path,
+    module_version: &str,
+    package: &str,
+) -> Result<BuiltInstance> {
     let mut opts = BuildOptions::new(&bi.name, &bi.namespace, &dir.display().to_string());
     opts.package = package.to_string();
     opts.values_data = vec![bi.values.clone()];
-    opts.module_version = DEVEL_VERSION.to_string();
+    opts.module_version = module_version.to_string();
     instance::build(&opts).map_err(|e| match e {
         Error::Objects(errs) => Error::Objects(
             errs.into_iter()
@@ -305,9 +318,37 @@ pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstanc
     })
 }
 
-/// Builds every instance in parallel on at most `concurrency` threads, returning the results
-/// in declaration order.
+/// Builds every instance of local modules in parallel; see [`build_all_with`].
 pub fn build_all(bundle: &Bundle, package: &str, concurrency: usize) -> Result<Vec<BuiltInstance>> {
+    build_all_with(bundle, package, concurrency, None)
+}
+
+/// Builds every instance in parallel on at most `concurrency` threads, returning the results
+/// in declaration order. `oci://` modules are fetched first with `fetcher`, in declaration
+/// order and once per (URL, version, digest), as Timoni fetches once per repository and version.
+pub fn build_all_with(
+    bundle: &Bundle,
+    package: &str,
+    concurrency: usize,
+    fetcher: Option<&dyn ModuleFetch>,
+) -> Result<Vec<BuiltInstance>> {
+    let mut sources: BTreeMap<(String, String, Option<String>), instance::ModuleSource> =
+        BTreeMap::new();
+    for bi in &bundle.instances {
+        if bi.module_dir.is_some() {
+            continue;
+        }
+        let key = (bi.url.clone(), bi.version.clone(), bi.digest.clone());
+        if sources.contains_key(&key) {
+            continue;
+        }
+        let source =
+            instance::open_module(&bi.url, Some(&bi.version), bi.digest.as_deref(), fetcher)
+                .map_err(|e| {
+                    Error::Bundle(format!("failed to fetch module for {}: {e}", bi.name))
+                })?;
+        sources.insert(key, source);
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(concurrency.max(1))
         .build()
@@ -316,7 +357,18 @@ pub fn build_all(bundle: &Bundle, package: &str, concurrency: usize) -> Result<V
         bundle
             .instances
             .par_iter()
-            .map(|bi| build_instance(bi, package))
+            .map(|bi| match &bi.module_dir {
+                Some(dir) => build_instance_at(bi, dir, DEVEL_VERSION, package),
+                None => {
+                    let key = (bi.url.clone(), bi.version.clone(), bi.digest.clone());
+                    let src = &sources[&key];
+                    let version = src
+                        .fetched
+                        .as_ref()
+                        .map_or(DEVEL_VERSION, |f| f.version.as_str());
+                    build_instance_at(bi, &src.dir, version, package)
+                }
+            })
             .collect()
     });
     results.into_iter().collect()
@@ -407,12 +459,22 @@ pub fn vet_bundle(req: &BundleRequest) -> Result<Vec<(runtime::Cluster, Bundle)>
     Ok(out)
 }
 
-/// `bundle build`: the bundle built for the one selected cluster (a runtime with several
-/// clusters needs `--runtime-cluster`).
+/// `bundle build` of local modules only; see [`build_bundle_with`].
 pub fn build_bundle(
     req: &BundleRequest,
     package: &str,
     concurrency: usize,
+) -> Result<(runtime::Cluster, Bundle, Vec<BuiltInstance>)> {
+    build_bundle_with(req, package, concurrency, None)
+}
+
+/// `bundle build`: the bundle built for the one selected cluster (a runtime with several
+/// clusters needs `--runtime-cluster`), `oci://` modules fetched with `fetcher`.
+pub fn build_bundle_with(
+    req: &BundleRequest,
+    package: &str,
+    concurrency: usize,
+    fetcher: Option<&dyn ModuleFetch>,
 ) -> Result<(runtime::Cluster, Bundle, Vec<BuiltInstance>)> {
     let mut clusters = runtime_values(req)?;
     if clusters.len() > 1 {
@@ -426,7 +488,7 @@ pub fn build_bundle(
         workdir: req.workdir.clone(),
     };
     let bundle = load_bundle(&req.files, &opts)?;
-    let built = build_all(&bundle, package, concurrency)?;
+    let built = build_all_with(&bundle, package, concurrency, fetcher)?;
     Ok((cluster, bundle, built))
 }
 

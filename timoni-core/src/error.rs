@@ -19,6 +19,8 @@ pub enum Error {
     Objects(Vec<String>),
     /// A bundle or runtime file is invalid.
     Bundle(String),
+    /// An `oci://` module could not be fetched (registry, cache, digest or offline errors).
+    Fetch(String),
     /// A feature this build does not offer yet.
     Unsupported(String),
 }
@@ -39,9 +41,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Io { path, msg } => write!(f, "{path}: {msg}"),
-            Error::Module(m) | Error::Cue(m) | Error::Bundle(m) | Error::Unsupported(m) => {
-                f.write_str(m.trim_end())
-            }
+            Error::Module(m)
+            | Error::Cue(m)
+            | Error::Bundle(m)
+            | Error::Fetch(m)
+            | Error::Unsupported(m) => f.write_str(m.trim_end()),
             Error::Values { msg, .. } => f.write_str(msg.trim_end()),
             Error::Objects(errs) => f.write_str(&errs.join("\n")),
         }

@@ -1,6 +1,8 @@
 //! The instance builder: what `timoni build`, `timoni mod vet` and each bundle instance do with a
-//! local module (Timoni's `internal/engine/module_builder.go`).
+//! module (Timoni's `internal/engine/module_builder.go`).
 //!
+//! 0. An `oci://` module is first fetched into a temporary directory through a
+//!    [`ModuleFetch`] ([`open_module`]); its version becomes `moduleVersion`.
 //! 1. The module directory (a path or a `file://` URL) must hold `cue.mod/module.cue`,
 //!    `timoni.cue` and `values.cue`.
 //! 2. Values files are merged over `values.cue` by Timoni's rules ([`crate::values`]) and the
@@ -24,6 +26,7 @@ use cue_eval::load::{self, Config};
 
 use crate::error::{Error, Result};
 use crate::meta::{self, get, get_str};
+use crate::oci::{ArtifactUrl, FetchedModule, ModuleFetch};
 use crate::schema;
 use crate::values::{self, ValuesSource};
 
@@ -39,8 +42,12 @@ pub struct BuildOptions {
     pub name: String,
     /// The instance namespace (`@tag(namespace)`).
     pub namespace: String,
-    /// The module: a directory or a `file://` URL.
+    /// The module: a directory, a `file://` URL or an `oci://` URL.
     pub module: String,
+    /// `-v/--version` of an `oci://` module (`None`: the URL's tag, else `latest`).
+    pub version: Option<String>,
+    /// `-d/--digest` of an `oci://` module.
+    pub digest: Option<String>,
     /// The CUE package of the instance (`main` unless `-p`).
     pub package: String,
     /// Values files, merged in order over the module's `values.cue`.
@@ -62,6 +69,8 @@ impl BuildOptions {
             name: name.to_string(),
             namespace: namespace.to_string(),
             module: module.to_string(),
+            version: None,
+            digest: None,
             package: "main".to_string(),
             values: Vec::new(),
             values_data: Vec::new(),
@@ -110,11 +119,12 @@ impl BuiltInstance {
     }
 }
 
-/// A local module's root directory from a path or `file://` URL.
+/// A local module's root directory from a path or `file://` URL (`oci://` modules go through
+/// [`open_module`]).
 pub fn module_dir(module: &str) -> Result<PathBuf> {
     if module.starts_with("oci://") {
         return Err(Error::Unsupported(format!(
-            "{module}: OCI modules are not supported yet; use a local path or a file:// URL"
+            "{module}: an OCI module must be fetched first (this command takes local modules only)"
         )));
     }
     let path = module.strip_prefix("file://").unwrap_or(module);
@@ -122,6 +132,54 @@ pub fn module_dir(module: &str) -> Result<PathBuf> {
         return Err(Error::Module("module path is empty".into()));
     }
     Ok(PathBuf::from(path))
+}
+
+/// A module ready to load: a local directory, or an `oci://` module fetched into a temporary
+/// directory that lives as long as this value.
+pub struct ModuleSource {
+    /// The module root.
+    pub dir: PathBuf,
+    /// What was fetched, for `oci://` modules.
+    pub fetched: Option<FetchedModule>,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+/// Opens `module`: a local path or `file://` URL as is, or an `oci://` URL fetched with
+/// `fetcher` at `version`/`digest` (Timoni's rules, see [`crate::oci::fetch_module`]).
+pub fn open_module(
+    module: &str,
+    version: Option<&str>,
+    digest: Option<&str>,
+    fetcher: Option<&dyn ModuleFetch>,
+) -> Result<ModuleSource> {
+    if !module.starts_with("oci://") {
+        return Ok(ModuleSource {
+            dir: module_dir(module)?,
+            fetched: None,
+            _tmp: None,
+        });
+    }
+    let Some(fetcher) = fetcher else {
+        return module_dir(module).map(|dir| ModuleSource {
+            dir,
+            fetched: None,
+            _tmp: None,
+        });
+    };
+    let url = ArtifactUrl::parse(module).map_err(|e| Error::Fetch(e.to_string()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("timoni-module-")
+        .tempdir()
+        .map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+    let dest = tmp.path().join("module");
+    let fetched = fetcher
+        .fetch(&url, version, digest, &dest)
+        .map_err(|e| Error::Fetch(e.to_string()))?;
+    Ok(ModuleSource {
+        dir: dest,
+        fetched: Some(fetched),
+        _tmp: Some(tmp),
+    })
 }
 
 /// Checks the files a module needs and returns the module's absolute root.
@@ -241,6 +299,26 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
         files,
         instance,
     })
+}
+
+/// Builds an instance of a module, fetching an `oci://` one with `fetcher` first; its version
+/// (from the manifest) is the `moduleVersion` tag variable.
+pub fn build_with(opts: &BuildOptions, fetcher: Option<&dyn ModuleFetch>) -> Result<BuiltInstance> {
+    if !opts.module.starts_with("oci://") {
+        return build(opts);
+    }
+    let source = open_module(
+        &opts.module,
+        opts.version.as_deref(),
+        opts.digest.as_deref(),
+        fetcher,
+    )?;
+    let mut local = opts.clone();
+    local.module = source.dir.display().to_string();
+    if let Some(f) = &source.fetched {
+        local.module_version = f.version.clone();
+    }
+    build(&local)
 }
 
 /// Builds an instance of a local module.
@@ -371,9 +449,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn oci_urls_are_not_supported_yet() {
+    fn oci_urls_need_a_fetcher() {
         let err = module_dir("oci://ghcr.io/x/y").unwrap_err();
-        assert!(err.to_string().contains("not supported yet"), "{err}");
+        assert!(err.to_string().contains("must be fetched first"), "{err}");
+        let err = build_with(&BuildOptions::new("a", "b", "oci://ghcr.io/x/y"), None).unwrap_err();
+        assert!(err.to_string().contains("must be fetched first"), "{err}");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! Today: [`fmt`], the engine of `timoni fmt`; the offline workflow: [`instance`] (build a
 //! module instance with [`values`] merged and the [`schema`] injected, objects checked by
 //! [`meta`]), [`render`] (Timoni's YAML and JSON output), [`bundle`] and [`runtime`]; [`oci`],
-//! OCI distribution of modules and artifacts; [`vendor`], the schema generators of `timoni mod
+//! OCI distribution of modules and artifacts; [`krm`], Timoni as a KRM function (`timoni fn`);
+//! [`vendor`], the schema generators of `timoni mod
 //! vendor crd` and of the Kubernetes schemas of the starter blueprint; and [`blueprint`], the
 //! embedded starter of `timoni mod init`.
 
@@ -15,6 +16,7 @@ pub mod config_doc;
 pub mod error;
 pub mod fmt;
 pub mod instance;
+pub mod krm;
 pub mod meta;
 pub mod oci;
 pub mod render;

@@ -1,99 +1,34 @@
 //! OCI operations against a real registry: Debian's `docker-registry` (CNCF distribution),
-//! started on a free loopback port with filesystem storage in a temporary directory and killed
-//! when the test ends. Without the binary (package `docker-registry`) or, for the auth test,
-//! `htpasswd` (package `apache2-utils`), the tests skip with a loud reason; CI installs both.
+//! started by the shared harness `support/registry.rs` (also used by the CLI tests). Without the
+//! binary (package `docker-registry`) or, for the auth test, `htpasswd` (package
+//! `apache2-utils`), the tests skip with a loud reason; CI installs both.
 
 use std::collections::BTreeMap;
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use timoni_core::oci::{
     self, ArtifactUrl, Cache, Credentials, OciClientRegistry, OciError, RegistryOptions,
 };
 
-const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+#[path = "support/registry.rs"]
+mod support;
 
-/// A running registry; killed on drop.
-struct TestRegistry {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
+use support::TestRegistry;
+
+/// Typed access to the shared test registry.
+trait RegistryExt {
+    fn oci_url(&self, repo: &str) -> ArtifactUrl;
+    fn client(&self, credentials: Credentials) -> OciClientRegistry;
 }
 
-impl Drop for TestRegistry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl TestRegistry {
-    /// Starts a registry, with basic auth for `user` when given. `None` (after a loud message)
-    /// when the tools are missing.
-    fn start(user: Option<(&str, &str)>) -> Option<TestRegistry> {
-        if !Path::new(REGISTRY_BIN).exists() {
-            eprintln!(
-                "SKIPPED: {REGISTRY_BIN} is missing; install the Debian package docker-registry \
-                 (apt-get install -y docker-registry) to run the registry tests"
-            );
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut config = format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
-             http:\n  addr: 127.0.0.1:{port}\n",
-            dir.path().join("data").display()
-        );
-        if let Some((u, p)) = user {
-            let out = match Command::new("htpasswd").args(["-Bbn", u, p]).output() {
-                Ok(o) if o.status.success() => o.stdout,
-                _ => {
-                    eprintln!(
-                        "SKIPPED: htpasswd is missing; install apache2-utils to run the \
-                         basic-auth registry test"
-                    );
-                    return None;
-                }
-            };
-            let path = dir.path().join("htpasswd");
-            std::fs::write(&path, out).unwrap();
-            config.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
-                path.display()
-            ));
-        }
-        let config_path = dir.path().join("config.yml");
-        std::fs::write(&config_path, config).unwrap();
-        let child = Command::new(REGISTRY_BIN)
-            .arg("serve")
-            .arg(&config_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start docker-registry");
-        let reg = TestRegistry { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "docker-registry did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Some(reg)
-    }
-
-    fn url(&self, repo: &str) -> ArtifactUrl {
-        ArtifactUrl::parse(&format!("oci://127.0.0.1:{}/{repo}", self.port)).unwrap()
+impl RegistryExt for TestRegistry {
+    fn oci_url(&self, repo: &str) -> ArtifactUrl {
+        ArtifactUrl::parse(&self.url(repo)).unwrap()
     }
 
     fn client(&self, credentials: Credentials) -> OciClientRegistry {
         OciClientRegistry::new(
-            &self.url("x"),
+            &self.oci_url("x"),
             &RegistryOptions {
                 insecure: false,
                 credentials,
@@ -154,13 +89,13 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn push_pull_list_tag_and_latest_round_trip() {
-    let Some(server) = TestRegistry::start(None) else {
+    let Some(server) = support::start(None) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
     let reg = server.client(Credentials::Anonymous);
-    let url = server.url("tiny");
+    let url = server.oci_url("tiny");
 
     let d1 = push(&reg, &dir, &url, "1.0.0", true);
     assert_eq!(
@@ -220,10 +155,13 @@ fn push_pull_list_tag_and_latest_round_trip() {
     expected.remove("debug_tool.cue");
     expected.remove("debug_values.cue");
     assert_eq!(tree(&out), expected);
+    assert_eq!(layer_files(&cache_dir).len(), 2, "both layers cached");
     assert_eq!(
-        std::fs::read_dir(&cache_dir).unwrap().count(),
-        2,
-        "both layers cached"
+        std::fs::read_dir(cache_dir.join("manifests"))
+            .unwrap()
+            .count(),
+        1,
+        "and the manifest"
     );
 
     // Pulling `latest` gives 1.1.0.
@@ -248,13 +186,13 @@ fn push_pull_list_tag_and_latest_round_trip() {
 
 #[test]
 fn digest_pinning_accepts_the_right_digest_and_rejects_others() {
-    let Some(server) = TestRegistry::start(None) else {
+    let Some(server) = support::start(None) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
     let reg = server.client(Credentials::Anonymous);
-    let url = server.url("pinned");
+    let url = server.oci_url("pinned");
     let d1 = push(&reg, &dir, &url, "1.0.0", true);
     let cache = Cache::disabled();
 
@@ -318,19 +256,19 @@ fn digest_pinning_accepts_the_right_digest_and_rejects_others() {
 
 #[test]
 fn a_corrupt_cache_entry_is_refetched() {
-    let Some(server) = TestRegistry::start(None) else {
+    let Some(server) = support::start(None) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
     let reg = server.client(Credentials::Anonymous);
-    let url = server.url("cached");
+    let url = server.oci_url("cached");
     push(&reg, &dir, &url, "1.0.0", true);
     let cache_dir = tmp.path().join("cache");
     let cache = Cache::new(&cache_dir);
     oci::pull_module(&reg, &url, None, &tmp.path().join("a"), &cache).unwrap();
-    for e in std::fs::read_dir(&cache_dir).unwrap() {
-        std::fs::write(e.unwrap().path(), b"garbage").unwrap();
+    for layer in layer_files(&cache_dir) {
+        std::fs::write(layer, b"garbage").unwrap();
     }
     oci::pull_module(&reg, &url, None, &tmp.path().join("b"), &cache).unwrap();
     assert_eq!(tree(&tmp.path().join("a")), tree(&tmp.path().join("b")));
@@ -338,12 +276,12 @@ fn a_corrupt_cache_entry_is_refetched() {
 
 #[test]
 fn basic_auth_is_required_and_accepted() {
-    let Some(server) = TestRegistry::start(Some(("alice", "s3cret"))) else {
+    let Some(server) = support::start(Some(("alice", "s3cret"))) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let url = server.url("private");
+    let url = server.oci_url("private");
     let anon = server.client(Credentials::Anonymous);
     let err = oci::push_module(
         &anon,
@@ -384,13 +322,13 @@ fn basic_auth_is_required_and_accepted() {
 
 #[test]
 fn a_tampered_blob_is_a_digest_error_and_nothing_is_extracted() {
-    let Some(server) = TestRegistry::start(None) else {
+    let Some(server) = support::start(None) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
     let reg = server.client(Credentials::Anonymous);
-    let url = server.url("tampered");
+    let url = server.oci_url("tampered");
     push(&reg, &dir, &url, "1.0.0", true);
     // Rewrite every stored layer blob behind the registry's back (same length, other bytes).
     let blobs = server.dir.path().join("data/docker/registry/v2/blobs");
@@ -420,12 +358,12 @@ fn a_tampered_blob_is_a_digest_error_and_nothing_is_extracted() {
 #[test]
 fn a_hostile_layer_from_the_registry_is_refused_before_anything_lands() {
     use oci::Registry as _;
-    let Some(server) = TestRegistry::start(None) else {
+    let Some(server) = support::start(None) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let reg = server.client(Credentials::Anonymous);
-    let url = server.url("hostile");
+    let url = server.oci_url("hostile");
     // A good file, then an entry climbing out of the target.
     let mut b = tar::Builder::new(Vec::new());
     for (name, data) in [
@@ -466,6 +404,68 @@ fn a_hostile_layer_from_the_registry_is_refused_before_anything_lands() {
     assert!(matches!(err, OciError::UnsafeEntry { .. }), "{err}");
     assert!(!dest.exists(), "the good entry did not land either");
     assert!(!tmp.path().join("escaped").exists());
+}
+
+/// The cached layers (`<hex>.tgz`) directly under the cache directory.
+fn layer_files(cache_dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tgz"))
+        .collect()
+}
+
+#[test]
+fn the_cache_alone_serves_modules_pulled_before_and_names_the_rest() {
+    use oci::ModuleFetch as _;
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("offline");
+    let d1 = push(&reg, &dir, &url, "1.0.0", true);
+    let cache = Cache::new(tmp.path().join("cache"));
+    let offline = oci::Fetcher {
+        connect: oci::ConnectOptions::default(),
+        cache: cache.clone(),
+        network: false,
+    };
+    // Nothing cached yet: the error says what is missing and how to allow the network.
+    let err = offline
+        .fetch(&url, Some("1.0.0"), None, &tmp.path().join("x"))
+        .unwrap_err();
+    assert!(matches!(err, OciError::Offline { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains(&format!("{}", url.with_tag("1.0.0"))), "{msg}");
+    assert!(msg.contains("--allow-network"), "{msg}");
+    assert!(!tmp.path().join("x").exists());
+
+    let online = oci::Fetcher {
+        network: true,
+        ..offline.clone()
+    };
+    online
+        .fetch(&url, Some("1.0.0"), None, &tmp.path().join("a"))
+        .unwrap();
+    // The registry is gone; the cache serves the version by tag and by digest.
+    drop(server);
+    let by_tag = offline
+        .fetch(&url, Some("1.0.0"), None, &tmp.path().join("b"))
+        .unwrap();
+    assert_eq!(by_tag.digest, d1);
+    assert_eq!(by_tag.version, "1.0.0");
+    let by_digest = offline
+        .fetch(&url, None, Some(&d1), &tmp.path().join("c"))
+        .unwrap();
+    assert_eq!(by_digest.digest, d1);
+    assert_eq!(tree(&tmp.path().join("a")), tree(&tmp.path().join("b")));
+    // A version never pulled is still offline-missing.
+    let err = offline
+        .fetch(&url, Some("2.0.0"), None, &tmp.path().join("d"))
+        .unwrap_err();
+    assert!(matches!(err, OciError::Offline { .. }), "{err}");
 }
 
 fn sha256_hex(data: &[u8]) -> String {

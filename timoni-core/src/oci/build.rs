@@ -222,6 +222,27 @@ fn build_layer(
 
 const BLOCK: usize = 512;
 
+/// One entry of a tarball built in memory: a directory (`None`) or a file with its bytes.
+pub(crate) struct TarEntry<'a> {
+    pub name: &'a str,
+    pub mode: u32,
+    pub data: Option<&'a [u8]>,
+}
+
+/// The deterministic tarball (same headers as the layers) of `entries`, in the order given,
+/// with the closing zero blocks.
+pub(crate) fn tar_of(entries: &[TarEntry<'_>]) -> Result<Vec<u8>> {
+    let mut tar = Vec::new();
+    for e in entries {
+        match e.data {
+            Some(d) => write_entry(&mut tar, e.name, e.mode, b'0', d)?,
+            None => write_entry(&mut tar, e.name, e.mode, b'5', &[])?,
+        }
+    }
+    tar.extend_from_slice(&[0u8; 1024]);
+    Ok(tar)
+}
+
 /// Appends one header (and the data padded to 512 bytes) the way Go's `tar.Writer` does: USTAR
 /// when the name fits (split into prefix and name if needed), else a PAX `path` record first.
 fn write_entry(out: &mut Vec<u8>, name: &str, mode: u32, flag: u8, data: &[u8]) -> Result<()> {

@@ -1,12 +1,18 @@
 //! The layer cache: `<dir>/<digest-hex>.tgz`, as Timoni names it. A cached layer is read only
 //! after it hashes to its digest (a corrupt file is dropped and fetched again), and a new one is
 //! written through a temporary file in the same directory and renamed into place.
+//!
+//! Beyond Timoni, pulled manifests are kept too (`<dir>/manifests/<digest-hex>.json`, verified
+//! the same way) with the tag they were pulled by (`<dir>/refs/<host>/<repo>/<tag>` holding the
+//! digest), so that [`CacheRegistry`] can serve modules without network access.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::build::sha256;
 use super::error::{OciError, Result};
+use super::reference::ArtifactUrl;
+use super::registry::Registry;
 
 /// Where layers are cached, or nowhere when caching is off.
 #[derive(Debug, Clone)]
@@ -74,21 +80,121 @@ impl Cache {
 
     /// Stores a layer that has already been checked against `digest`.
     pub fn put(&self, digest: &str, data: &[u8]) -> Result<()> {
-        let Some(path) = self.path(digest) else {
+        match self.path(digest) {
+            Some(path) => write_atomic(&path, data),
+            None => Ok(()),
+        }
+    }
+
+    fn manifest_path(&self, digest: &str) -> Option<PathBuf> {
+        let file = self.path(digest)?;
+        let name = file.file_name()?.to_string_lossy().replace(".tgz", ".json");
+        Some(file.parent()?.join("manifests").join(name))
+    }
+
+    /// The file recording which digest `url`'s tag named when last pulled. Tags are checked by
+    /// the OCI grammar and hosts and repositories by theirs, so no part climbs out of the cache.
+    fn ref_path(&self, url: &ArtifactUrl) -> Option<PathBuf> {
+        let tag = url.tag.as_deref().unwrap_or("latest");
+        let mut p = self.dir.as_ref()?.join("refs").join(&url.registry);
+        for part in url.repository.split('/') {
+            p.push(part);
+        }
+        Some(p.join(tag))
+    }
+
+    /// Records a manifest pulled for `url` (by digest, or by tag: then the tag is remembered).
+    pub fn put_manifest(&self, url: &ArtifactUrl, data: &[u8]) -> Result<()> {
+        let digest = sha256(data);
+        let Some(path) = self.manifest_path(&digest) else {
             return Ok(());
         };
-        let dir = path.parent().expect("cache files live in the cache dir");
-        std::fs::create_dir_all(dir).map_err(|e| OciError::io(dir, e))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".layer-")
-            .tempfile_in(dir)
-            .map_err(|e| OciError::io(dir, e))?;
-        tmp.write_all(data)
-            .and_then(|_| tmp.as_file().sync_all())
-            .map_err(|e| OciError::io(tmp.path(), e))?;
-        tmp.persist(&path)
-            .map_err(|e| OciError::io(&path, e.error))?;
+        write_atomic(&path, data)?;
+        if url.digest.is_none()
+            && let Some(r) = self.ref_path(url)
+        {
+            write_atomic(&r, digest.as_bytes())?;
+        }
         Ok(())
+    }
+
+    /// The cached manifest of `url`: by its digest, else by the digest its tag named when it
+    /// was last pulled. Only bytes that hash to that digest are returned.
+    pub fn get_manifest(&self, url: &ArtifactUrl) -> Option<Vec<u8>> {
+        let digest = match &url.digest {
+            Some(d) => d.clone(),
+            None => std::fs::read_to_string(self.ref_path(url)?).ok()?,
+        };
+        let data = std::fs::read(self.manifest_path(digest.trim())?).ok()?;
+        (sha256(&data) == digest.trim()).then_some(data)
+    }
+}
+
+/// Writes `data` to `path` through a temporary file in the same directory.
+fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    let dir = path.parent().expect("cache files live in the cache dir");
+    std::fs::create_dir_all(dir).map_err(|e| OciError::io(dir, e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".layer-")
+        .tempfile_in(dir)
+        .map_err(|e| OciError::io(dir, e))?;
+    tmp.write_all(data)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| OciError::io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| OciError::io(path, e.error))?;
+    Ok(())
+}
+
+/// A [`Registry`] that is only the local cache: manifests and layers pulled before, nothing
+/// else. What hermetic commands (`timoni fn` without `--allow-network`) fetch modules through.
+pub struct CacheRegistry<'a> {
+    cache: &'a Cache,
+}
+
+impl<'a> CacheRegistry<'a> {
+    pub fn new(cache: &'a Cache) -> Self {
+        CacheRegistry { cache }
+    }
+
+    fn offline(&self, url: &ArtifactUrl) -> OciError {
+        OciError::Offline {
+            reference: url.to_string(),
+            cache: self
+                .cache
+                .dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|| "disabled".into()),
+        }
+    }
+}
+
+impl Registry for CacheRegistry<'_> {
+    fn push_blob(&self, repo: &ArtifactUrl, _: &str, _: &[u8]) -> Result<()> {
+        Err(self.offline(repo))
+    }
+
+    fn push_manifest(&self, repo: &ArtifactUrl, _: &str, _: &[u8], _: &str) -> Result<()> {
+        Err(self.offline(repo))
+    }
+
+    fn pull_manifest(&self, url: &ArtifactUrl) -> Result<Vec<u8>> {
+        self.cache
+            .get_manifest(url)
+            .ok_or_else(|| self.offline(url))
+    }
+
+    fn manifest_digest(&self, url: &ArtifactUrl) -> Result<String> {
+        self.pull_manifest(url).map(|m| sha256(&m))
+    }
+
+    fn pull_blob(&self, repo: &ArtifactUrl, digest: &str, _: u64, _: u64) -> Result<Vec<u8>> {
+        self.cache
+            .get(digest)
+            .ok_or_else(|| self.offline(&repo.with_digest(digest)))
+    }
+
+    fn list_tags(&self, repo: &ArtifactUrl) -> Result<Vec<String>> {
+        Err(self.offline(repo))
     }
 }
 

@@ -54,6 +54,11 @@ pub enum OciError {
     /// A version, tag, annotation or filter given by the user is malformed.
     #[error("{0}")]
     InvalidInput(String),
+    /// Network access is off and the local cache does not hold what is needed.
+    #[error(
+        "{reference} is not available offline (not in the local OCI cache {cache}); network access is disabled: allow it with --allow-network, or pull the module once with network access"
+    )]
+    Offline { reference: String, cache: String },
     /// Credentials could not be read, parsed or stored.
     #[error("credentials: {0}")]
     Credentials(String),

@@ -8,7 +8,9 @@
 //!
 //! The entry point for other commands that accept a module URL is [`fetch_module`]: it resolves
 //! `oci://host/repo[:tag|@digest]` plus an optional version and digest, pulls the layers through
-//! the cache and extracts them into a directory.
+//! the cache and extracts them into a directory. [`Fetcher`] (behind the [`ModuleFetch`] seam)
+//! does so for a URL's registry, or from the cache alone when network access is off. Images can
+//! also be written to and read from local OCI layouts and archives ([`write_image`]).
 
 mod auth;
 mod build;
@@ -16,6 +18,7 @@ mod cache;
 mod error;
 mod extract;
 mod images;
+mod layout;
 mod ops;
 mod reference;
 mod registry;
@@ -24,17 +27,19 @@ pub use auth::{Credentials, docker_config_path, login, logout, resolve_credentia
 pub use build::{
     Descriptor, Image, Layer, artifact_layer, assemble_image, default_annotations, module_layers,
 };
-pub use cache::Cache;
+pub use cache::{Cache, CacheRegistry};
 pub use error::{OciError, Result};
 pub use extract::{ExtractLimits, extract_layer};
 pub use images::images_annotation;
+pub use layout::{LayoutFormat, LocalImage, read_image, write_image};
 pub use ops::{
-    ArtifactReference, FetchedModule, ModulePush, ModuleReference, PulledImage, artifact_digest,
-    fetch_module, list_artifact_tags, list_module_versions, pull_artifact, pull_module,
-    push_artifact, push_module, tag_artifact,
+    ArtifactReference, FetchedModule, Fetcher, ModuleFetch, ModulePush, ModuleReference,
+    PulledImage, artifact_digest, build_artifact_image, build_module_image, fetch_module,
+    list_artifact_tags, list_module_versions, pull_artifact, pull_module, push_artifact,
+    push_module, push_module_archive, tag_artifact, validate_version,
 };
 pub use reference::ArtifactUrl;
-pub use registry::{OciClientRegistry, Registry, RegistryOptions};
+pub use registry::{ConnectOptions, OciClientRegistry, Registry, RegistryOptions, connect};
 
 /// Manifest media type of every Timoni artifact (`types.OCIManifestSchema1`).
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";

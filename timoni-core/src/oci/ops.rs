@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::build::{
-    Manifest, artifact_layer, assemble_image, default_annotations, module_layers, sha256,
+    Image, Manifest, artifact_layer, assemble_image, default_annotations, module_layers, sha256,
 };
 use super::cache::Cache;
 use super::error::{OciError, Result};
@@ -84,6 +84,60 @@ pub fn validate_version(version: &str) -> Result<semver::Version> {
     Ok(v)
 }
 
+/// The module image of `dir`: its two layers and the manifest annotations Timoni derives (the
+/// version, `created` from `source_date_epoch` or git, git source and revision, `sh.timoni.images`),
+/// with `user_annotations` winning over derived ones. What `mod push` pushes and `mod build` writes.
+pub fn build_module_image(
+    dir: &Path,
+    version: &str,
+    user_annotations: &BTreeMap<String, String>,
+    source_date_epoch: Option<&str>,
+    resolve_symlinks: bool,
+) -> Result<Image> {
+    validate_version(version)?;
+    let layers = module_layers(dir, resolve_symlinks)?;
+    let mut annotations =
+        default_annotations(dir, Some(version), source_date_epoch, user_annotations)?;
+    // User annotations win over derived ones, as in Timoni.
+    if let Some(images) = super::images::images_annotation(dir)? {
+        annotations
+            .entry(annotations::IMAGES.to_string())
+            .or_insert(images);
+    }
+    Ok(assemble_image(layers.to_vec(), annotations))
+}
+
+/// The one-layer artifact of a directory (minus its `timoni.ignore` patterns) or of one file.
+/// What `artifact push` pushes and `artifact build` writes.
+pub fn build_artifact_image(
+    path: &Path,
+    content_type: &str,
+    user_annotations: &BTreeMap<String, String>,
+    source_date_epoch: Option<&str>,
+    resolve_symlinks: bool,
+) -> Result<Image> {
+    let layer = artifact_layer(path, content_type, resolve_symlinks)?;
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(Path::new("."))
+    };
+    let annotations = default_annotations(dir, None, source_date_epoch, user_annotations)?;
+    Ok(assemble_image(vec![layer], annotations))
+}
+
+fn validate_tags(tags: &[String]) -> Result<()> {
+    if tags.is_empty() {
+        return Err(OciError::InvalidInput(
+            "at least one --tag is required".into(),
+        ));
+    }
+    for t in tags {
+        validate_tag(t).map_err(OciError::InvalidInput)?;
+    }
+    Ok(())
+}
+
 /// Builds the module image of `dir` and pushes it as `url:version`, and as `latest` too when
 /// `latest` is set.
 #[allow(clippy::too_many_arguments)]
@@ -99,16 +153,13 @@ pub fn push_module(
 ) -> Result<ModulePush> {
     validate_version(version)?;
     no_tag_or_digest(url)?;
-    let layers = module_layers(dir, resolve_symlinks)?;
-    let mut annotations =
-        default_annotations(dir, Some(version), source_date_epoch, user_annotations)?;
-    // User annotations win over derived ones, as in Timoni.
-    if let Some(images) = super::images::images_annotation(dir)? {
-        annotations
-            .entry(annotations::IMAGES.to_string())
-            .or_insert(images);
-    }
-    let image = assemble_image(layers.to_vec(), annotations);
+    let image = build_module_image(
+        dir,
+        version,
+        user_annotations,
+        source_date_epoch,
+        resolve_symlinks,
+    )?;
     let mut tags = vec![version.to_string()];
     if latest {
         tags.push("latest".to_string());
@@ -118,6 +169,62 @@ pub fn push_module(
         url: url.with_tag(version).to_string(),
         repository: repository_of(url),
         version: version.to_string(),
+        digest: image.digest,
+    })
+}
+
+/// `timoni mod push ARCHIVE`: pushes a module image written by `mod build` (an archive or a
+/// layout). It must have exactly two Timoni layers, `module/vendor` then `module`. The version
+/// is `version` if given, else the manifest's `org.opencontainers.image.version`; a given
+/// version must equal the manifest's, since the manifest (and its digest) cannot change.
+pub fn push_module_archive(
+    registry: &dyn Registry,
+    archive: &Path,
+    url: &ArtifactUrl,
+    version: Option<&str>,
+    latest: bool,
+) -> Result<ModulePush> {
+    no_tag_or_digest(url)?;
+    let image = super::layout::read_image(archive)?;
+    if image.content_types != [super::CONTENT_TYPE_VENDOR, super::CONTENT_TYPE_MODULE] {
+        return Err(OciError::InvalidArtifact(format!(
+            "{}: a module image has exactly two layers, module/vendor then module; this one has {:?}",
+            archive.display(),
+            image.content_types
+        )));
+    }
+    let recorded = image.annotations.get(annotations::VERSION).cloned();
+    let version = match (version.filter(|v| !v.is_empty()), recorded) {
+        (Some(v), Some(r)) if v != r => {
+            return Err(OciError::InvalidInput(format!(
+                "--version {v} differs from the version {r} the archive was built with"
+            )));
+        }
+        (Some(v), _) => v.to_string(),
+        (None, Some(r)) => r,
+        (None, None) => {
+            return Err(OciError::InvalidInput(format!(
+                "{}: the manifest has no {} annotation; give --version",
+                archive.display(),
+                annotations::VERSION
+            )));
+        }
+    };
+    validate_version(&version)?;
+    for (digest, blob) in &image.blobs {
+        registry.push_blob(url, digest, blob)?;
+    }
+    let mut tags = vec![version.clone()];
+    if latest {
+        tags.push("latest".to_string());
+    }
+    for t in &tags {
+        registry.push_manifest(url, t, &image.manifest, MANIFEST_MEDIA_TYPE)?;
+    }
+    Ok(ModulePush {
+        url: url.with_tag(&version).to_string(),
+        repository: repository_of(url),
+        version,
         digest: image.digest,
     })
 }
@@ -135,22 +242,14 @@ pub fn push_artifact(
     resolve_symlinks: bool,
 ) -> Result<ArtifactReference> {
     no_tag_or_digest(url)?;
-    if tags.is_empty() {
-        return Err(OciError::InvalidInput(
-            "at least one --tag is required".into(),
-        ));
-    }
-    for t in tags {
-        validate_tag(t).map_err(OciError::InvalidInput)?;
-    }
-    let layer = artifact_layer(path, content_type, resolve_symlinks)?;
-    let dir = if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap_or(Path::new("."))
-    };
-    let annotations = default_annotations(dir, None, source_date_epoch, user_annotations)?;
-    let image = assemble_image(vec![layer], annotations);
+    validate_tags(tags)?;
+    let image = build_artifact_image(
+        path,
+        content_type,
+        user_annotations,
+        source_date_epoch,
+        resolve_symlinks,
+    )?;
     push_image(registry, url, &image, tags)?;
     Ok(ArtifactReference {
         repository: repository_of(url),
@@ -172,7 +271,7 @@ fn no_tag_or_digest(url: &ArtifactUrl) -> Result<()> {
 fn push_image(
     registry: &dyn Registry,
     url: &ArtifactUrl,
-    image: &super::build::Image,
+    image: &Image,
     tags: &[String],
 ) -> Result<()> {
     registry.push_blob(url, &sha256(&image.config), &image.config)?;
@@ -185,9 +284,8 @@ fn push_image(
     Ok(())
 }
 
-/// Fetches and checks the manifest named by `url`: an OCI image manifest whose config has the
-/// Timoni media type. Returns it with the digest of the bytes fetched.
-fn fetch_manifest(registry: &dyn Registry, url: &ArtifactUrl) -> Result<(Manifest, String)> {
+/// The manifest bytes of `url` and their digest, which must equal the URL's digest if it has one.
+fn pull_pinned_manifest(registry: &dyn Registry, url: &ArtifactUrl) -> Result<(Vec<u8>, String)> {
     let bytes = registry.pull_manifest(url)?;
     let digest = sha256(&bytes);
     if let Some(pinned) = &url.digest
@@ -199,6 +297,18 @@ fn fetch_manifest(registry: &dyn Registry, url: &ArtifactUrl) -> Result<(Manifes
             actual: digest,
         });
     }
+    Ok((bytes, digest))
+}
+
+/// Fetches and checks the manifest named by `url`: an OCI image manifest whose config has the
+/// Timoni media type. Returns it with the digest of the bytes fetched, and records it in the
+/// cache (so that [`super::CacheRegistry`] can serve it later).
+fn fetch_manifest(
+    registry: &dyn Registry,
+    url: &ArtifactUrl,
+    cache: &Cache,
+) -> Result<(Manifest, String)> {
+    let (bytes, digest) = pull_pinned_manifest(registry, url)?;
     let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
         OciError::InvalidArtifact(format!("{url}: the manifest is not valid OCI JSON: {e}"))
     })?;
@@ -208,6 +318,7 @@ fn fetch_manifest(registry: &dyn Registry, url: &ArtifactUrl) -> Result<(Manifes
             manifest.config.media_type
         )));
     }
+    cache.put_manifest(url, &bytes)?;
     Ok((manifest, digest))
 }
 
@@ -305,7 +416,9 @@ fn module_target(
     if url.digest.is_some() {
         return (url.clone(), None);
     }
-    let version = version.filter(|v| !v.is_empty());
+    // `latest` is every command's default version: a tag written in the URL wins over it.
+    let is_default = |v: &str| v.is_empty() || url.tag.is_some() && v == "latest";
+    let version = version.filter(|v| !is_default(v));
     match (version, digest.filter(|d| !d.is_empty())) {
         (None | Some("latest"), Some(d)) if url.tag.is_none() || version.is_some() => {
             (url.with_digest(d), None)
@@ -331,7 +444,7 @@ pub fn fetch_module(
         super::reference::validate_digest(d).map_err(OciError::InvalidInput)?;
     }
     let (target, required) = module_target(url, version, digest);
-    let (manifest, got) = fetch_manifest(registry, &target)?;
+    let (manifest, got) = fetch_manifest(registry, &target, cache)?;
     if let Some(want) = required
         && want != got
     {
@@ -349,6 +462,47 @@ pub fn fetch_module(
         digest: got,
         annotations: manifest.annotations,
     })
+}
+
+/// Fetches `oci://` modules for commands that accept them (`build`, `bundle build`, `mod show`,
+/// `fn`). A seam so that core callers need no registry client of their own.
+pub trait ModuleFetch: Sync {
+    /// Like [`fetch_module`], with the registry and cache this fetcher stands for.
+    fn fetch(
+        &self,
+        url: &ArtifactUrl,
+        version: Option<&str>,
+        digest: Option<&str>,
+        dest: &Path,
+    ) -> Result<FetchedModule>;
+}
+
+/// The usual [`ModuleFetch`]: the registry of each URL (with [`super::ConnectOptions`]) through
+/// the layer cache, or, with `network` off, the local cache alone ([`super::CacheRegistry`]).
+#[derive(Debug, Clone)]
+pub struct Fetcher {
+    pub connect: super::ConnectOptions,
+    pub cache: Cache,
+    /// Whether registries may be contacted; without, only cached modules are found.
+    pub network: bool,
+}
+
+impl ModuleFetch for Fetcher {
+    fn fetch(
+        &self,
+        url: &ArtifactUrl,
+        version: Option<&str>,
+        digest: Option<&str>,
+        dest: &Path,
+    ) -> Result<FetchedModule> {
+        if self.network {
+            let registry = super::connect(url, &self.connect)?;
+            fetch_module(&registry, url, version, digest, dest, &self.cache)
+        } else {
+            let registry = super::CacheRegistry::new(&self.cache);
+            fetch_module(&registry, url, version, digest, dest, &self.cache)
+        }
+    }
 }
 
 /// `timoni mod pull`: every Timoni layer of `url` at `version` (default `latest`) into `dest`.
@@ -376,7 +530,7 @@ pub fn pull_artifact(
     dest: &Path,
     cache: &Cache,
 ) -> Result<PulledImage> {
-    let (manifest, digest) = fetch_manifest(registry, url)?;
+    let (manifest, digest) = fetch_manifest(registry, url, cache)?;
     let layers = pull_layers(registry, url, &manifest, cache, dest, |ct| {
         content_type.is_none_or(|want| want == ct)
     })?;
@@ -389,25 +543,8 @@ pub fn pull_artifact(
 
 /// `timoni artifact tag`: pushes the manifest of `url` again under each tag. Returns its digest.
 pub fn tag_artifact(registry: &dyn Registry, url: &ArtifactUrl, tags: &[String]) -> Result<String> {
-    if tags.is_empty() {
-        return Err(OciError::InvalidInput(
-            "at least one --tag is required".into(),
-        ));
-    }
-    for t in tags {
-        validate_tag(t).map_err(OciError::InvalidInput)?;
-    }
-    let bytes = registry.pull_manifest(url)?;
-    let digest = sha256(&bytes);
-    if let Some(pinned) = &url.digest
-        && pinned != &digest
-    {
-        return Err(OciError::DigestMismatch {
-            what: format!("the manifest of {url}"),
-            expected: pinned.clone(),
-            actual: digest,
-        });
-    }
+    validate_tags(tags)?;
+    let (bytes, digest) = pull_pinned_manifest(registry, url)?;
     let media_type = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
         .and_then(|v| v.get("mediaType")?.as_str().map(str::to_string))
@@ -542,6 +679,11 @@ mod tests {
         let tagged = ArtifactUrl::parse("oci://r/m:2.0.0").unwrap();
         let (t, req) = module_target(&tagged, None, None);
         assert_eq!((t.reference(), req), ("2.0.0", None));
+        // The default version does not override the URL's tag; an explicit one does.
+        let (t, req) = module_target(&tagged, Some("latest"), Some(&d));
+        assert_eq!((t.reference(), req), ("2.0.0", Some(d.clone())));
+        let (t, _) = module_target(&tagged, Some("3.0.0"), None);
+        assert_eq!(t.reference(), "3.0.0");
     }
 
     #[test]

@@ -8,7 +8,9 @@ use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 
-use super::auth::Credentials;
+use std::path::PathBuf;
+
+use super::auth::{Credentials, resolve_credentials};
 use super::build::sha256;
 use super::error::{OciError, Result};
 use super::reference::ArtifactUrl;
@@ -43,6 +45,35 @@ pub struct RegistryOptions {
     /// Plain HTTP for every host (`--registry-insecure`).
     pub insecure: bool,
     pub credentials: Credentials,
+}
+
+/// What a command knows about reaching registries before it knows the host: the `--creds`
+/// value, the docker config file and `--registry-insecure`. [`connect`] turns it into a client
+/// for one URL, resolving the credentials for that URL's host.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// `--creds user:password` or `--creds token`.
+    pub creds: Option<String>,
+    /// The docker config (`~/.docker/config.json`) for credentials when `creds` is unset.
+    pub docker_config: Option<PathBuf>,
+    /// `--registry-insecure`.
+    pub insecure: bool,
+}
+
+/// A client for the registry of `url`, with the credentials [`ConnectOptions`] give for its host.
+pub fn connect(url: &ArtifactUrl, options: &ConnectOptions) -> Result<OciClientRegistry> {
+    let credentials = resolve_credentials(
+        options.creds.as_deref(),
+        &url.registry,
+        options.docker_config.as_deref(),
+    )?;
+    OciClientRegistry::new(
+        url,
+        &RegistryOptions {
+            insecure: options.insecure,
+            credentials,
+        },
+    )
 }
 
 /// [`Registry`] over `oci-client`.
