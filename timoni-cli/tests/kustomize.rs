@@ -4,10 +4,14 @@
 //! that has `--enable-exec`) with the built `timoni` first on `PATH`, inside a new network
 //! namespace when `unshare -rn` works (so no socket can reach out), and snapshotted.
 //!
-//! The test skips loudly when no such kustomize is installed (Debian 12 has no `kustomize`
-//! package, and `kubectl kustomize` up to 1.33 has no `--enable-exec`), or when the built binary
-//! has no `fn` subcommand yet.
+//! A second test feeds each function config of the base to `base/timoni-fn` as kustomize would,
+//! and checks the kinds of the objects in the `ResourceList` it writes back.
+//!
+//! The tests skip loudly when no such kustomize is installed (Debian 12 has no `kustomize`
+//! package, and `kubectl kustomize` up to 1.33 has no `--enable-exec`; the first test only), or
+//! when the built binary has no `fn` subcommand yet.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -101,5 +105,83 @@ fn overlays_render_the_timoni_fn_base() {
             String::from_utf8_lossy(&out.stderr)
         );
         insta::assert_snapshot!(overlay, String::from_utf8_lossy(&out.stdout));
+    }
+}
+
+/// What kustomize does for each generator of the base, without kustomize: the function config
+/// goes to `base/timoni-fn` in a `ResourceList` with no items, run in the base directory with
+/// the built `timoni` first on `PATH` (and no network where `unshare -rn` works). The output must
+/// be a `ResourceList` holding the module's objects. Skips only when `timoni fn` does not exist.
+#[test]
+fn base_function_configs_run_through_timoni_fn() {
+    if !has_fn() {
+        eprintln!(
+            "SKIPPED timoni fn recipe test: the built timoni has no `fn` subcommand yet \
+             (`timoni fn --help` failed)"
+        );
+        return;
+    }
+    let base = recipe().join("base");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_timoni")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let unshare = can_unshare();
+    for (config, kinds) in [
+        ("workload.yaml", vec!["Deployment", "Service"]),
+        (
+            "networking.yaml",
+            vec!["Certificate", "IngressRoute", "Middleware"],
+        ),
+    ] {
+        let function_config: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(&std::fs::read_to_string(base.join(config)).unwrap()).unwrap();
+        let mut list = serde_yaml_ng::Mapping::new();
+        list.insert("apiVersion".into(), "config.kubernetes.io/v1".into());
+        list.insert("kind".into(), "ResourceList".into());
+        list.insert("items".into(), serde_yaml_ng::Value::Sequence(vec![]));
+        list.insert("functionConfig".into(), function_config);
+        let input = serde_yaml_ng::to_string(&list).unwrap();
+
+        let mut cmd = if unshare {
+            let mut c = Command::new("unshare");
+            c.args(["-rn", "./timoni-fn"]);
+            c
+        } else {
+            Command::new("./timoni-fn")
+        };
+        let mut child = cmd
+            .current_dir(&base)
+            .env("PATH", &path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run base/timoni-fn");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{config}: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let output: serde_yaml_ng::Value = serde_yaml_ng::from_str(&stdout).unwrap();
+        assert_eq!(output["kind"].as_str(), Some("ResourceList"), "{stdout}");
+        let mut got: Vec<&str> = output["items"]
+            .as_sequence()
+            .expect("items")
+            .iter()
+            .filter_map(|i| i["kind"].as_str())
+            .collect();
+        got.sort();
+        assert_eq!(got, kinds, "{config}: {stdout}");
     }
 }

@@ -3,7 +3,8 @@
 //! `testdata/platform/*.yaml` (insta snapshots of the YAML), vets each module, shows that bad
 //! values are one clear error, checks that the vendored CRD schemas are exactly what
 //! `timoni mod vendor crd` makes of `examples/platform/crds/`, and runs the generate command of
-//! the Argo CD plugin recipe on its bundle.
+//! the Argo CD plugin recipe on its bundle (again without network, in a new network namespace,
+//! where `unshare -rn` works, for the same bytes).
 
 mod common;
 
@@ -262,4 +263,34 @@ fn argocd_plugin_generate_command_renders_the_bundle() {
     );
     assert!(out.contains("\nexit: 0\n"), "{out}");
     insta::assert_snapshot!(out);
+
+    // Hermetic and deterministic: without any network (a new, empty network namespace), the
+    // same command prints the same bytes.
+    let plain = Command::new(env!("CARGO_BIN_EXE_timoni"))
+        .args(&command[1..])
+        .current_dir(recipe.join("foobar"))
+        .output()
+        .unwrap();
+    let offline = Command::new("unshare")
+        .arg("-rn")
+        .arg(env!("CARGO_BIN_EXE_timoni"))
+        .args(&command[1..])
+        .current_dir(recipe.join("foobar"))
+        .output();
+    match offline {
+        Ok(o) if o.status.success() => assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&plain.stdout)
+        ),
+        Ok(o) if String::from_utf8_lossy(&o.stderr).starts_with("unshare:") => eprintln!(
+            "note: `unshare -rn` cannot make a network namespace here ({}): the offline run is \
+             skipped",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Ok(o) => panic!(
+            "the generate command failed without network: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("note: no `unshare` ({e}): the offline run is skipped"),
+    }
 }
