@@ -272,6 +272,10 @@ pub struct Runtime {
     pub prog: Program,
     pub vertices: Vec<Vertex>,
     pub groups: Vec<Group>,
+    /// Further groups a group lies in, besides its parent: the group of a definition inserted
+    /// into a node also stands for a later reference to the same definition that was skipped as
+    /// a duplicate (see `add_ref`).
+    pub extra_parents: rustc_hash::FxHashMap<u32, Vec<u32>>,
     /// Roots of imported packages, by import id.
     pub packages: Vec<Option<VId>>,
     pub depth: usize,
@@ -308,6 +312,7 @@ impl Runtime {
                 embedded: false,
                 origin: 0,
             }],
+            extra_parents: Default::default(),
             packages: Vec::new(),
             depth: 0,
             aborted: None,

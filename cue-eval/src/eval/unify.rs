@@ -18,8 +18,9 @@ const SHARING: bool = false;
 /// Work collected while one vertex is evaluated.
 #[derive(Default)]
 pub(super) struct NodeState {
-    /// Referenced vertices already inserted (a vertex is never inserted twice into one node).
-    seen: Vec<VId>,
+    /// Referenced vertices already inserted (a vertex is never inserted twice into one node),
+    /// with the group created for a definition's conjuncts.
+    seen: Vec<(VId, Option<u32>)>,
     /// Conjuncts holding disjunctions, expanded last.
     pub(super) disjs: Vec<Conjunct>,
     comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
@@ -419,7 +420,15 @@ impl Runtime {
             self.set_err(v, b);
             return;
         }
-        if st.seen.contains(&w) {
+        if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w) {
+            // The conjuncts are there already; what they allow is allowed by this reference's
+            // group too (`out: #P, out: #cfg.p` where `#cfg.p` also holds `#P`).
+            if let Some(g) = first
+                && c.ci.group != 0
+                && !self.group_within(g, c.ci.group)
+            {
+                self.extra_parents.entry(g).or_default().push(c.ci.group);
+            }
             return;
         }
         // Structure sharing: a vertex whose only conjunct is a reference to an open,
@@ -442,7 +451,6 @@ impl Runtime {
                 return;
             }
         }
-        st.seen.push(w);
         // The conjuncts of the target: known once its parent has been evaluated.
         if let Some(p) = self.v(w).parent
             && self.v(p).status == Status::Unprocessed
@@ -475,6 +483,7 @@ impl Runtime {
         } else {
             None
         };
+        st.seen.push((w, def_group));
         let ref_span = if c.ci.ref_span != Span::default() {
             c.ci.ref_span
         } else {
@@ -1561,7 +1570,37 @@ impl Runtime {
     }
 
     /// Whether group `g` is `r` or lies inside it.
-    pub(super) fn group_within(&self, mut g: u32, r: u32) -> bool {
+    pub(super) fn group_within(&self, g: u32, r: u32) -> bool {
+        if self.extra_parents.is_empty() {
+            return self.group_within_chain(g, r);
+        }
+        // Groups with extra parents form a small DAG: search it, each group once.
+        let mut stack = vec![g];
+        let mut seen: Vec<u32> = Vec::new();
+        while let Some(mut g) = stack.pop() {
+            let mut guard = 0;
+            loop {
+                if g == r {
+                    return true;
+                }
+                if g == 0 || guard > 10_000 || seen.contains(&g) {
+                    break;
+                }
+                seen.push(g);
+                guard += 1;
+                if let Some(more) = self.extra_parents.get(&g) {
+                    stack.extend(more.iter().copied());
+                }
+                g = self.groups[g as usize].parent;
+            }
+            if seen.len() > 100_000 {
+                return false;
+            }
+        }
+        false
+    }
+
+    fn group_within_chain(&self, mut g: u32, r: u32) -> bool {
         let mut guard = 0;
         loop {
             if g == r {
