@@ -1571,8 +1571,11 @@ impl Runtime {
 
     /// Whether group `g` is `r` or lies inside it.
     pub(super) fn group_within(&self, g: u32, r: u32) -> bool {
+        if self.group_within_chain(g, r) {
+            return true;
+        }
         if self.extra_parents.is_empty() {
-            return self.group_within_chain(g, r);
+            return false;
         }
         // Groups with extra parents form a small DAG: search it, each group once.
         let mut stack = vec![g];
