@@ -1,6 +1,7 @@
 //! Evaluator benchmarks: synthetic configurations generated here (200 Deployment + Service pairs
-//! validated against a schema, a 100,000-element list, a 1,000-deep reference chain) and, when
-//! the shared corpus is present, the upstream `cue/benchmarks` cases (read in place).
+//! validated against a schema, a 100,000-element list, a 1,000-deep reference chain), the
+//! repository's starter module with its vendored Kubernetes schemas (lazy and eager imports),
+//! and, when the shared corpus is present, the upstream `cue/benchmarks` cases (read in place).
 //!
 //! Run with `cargo bench -p cue-eval --bench eval`.
 
@@ -114,6 +115,21 @@ fn bench(c: &mut Criterion) {
     g.bench_function("reference chain 1000", |b| b.iter(|| export(&ch)));
     g.finish();
 
+    // A Timoni module with its vendored Kubernetes schemas, loaded and exported as `timoni
+    // build` does (lazy imports; the eager load parses every vendored declaration).
+    let mut g = c.benchmark_group("module");
+    let starter = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../timoni-core/blueprints/starter");
+    for eager in [false, true] {
+        let name = if eager {
+            "starter blueprint (eager imports)"
+        } else {
+            "starter blueprint"
+        };
+        g.bench_function(name, |b| b.iter(|| load_module(&starter, eager)));
+    }
+    g.finish();
+
     let Some(conformance) = corpus::conformance_dir() else {
         eprintln!("SKIPPED corpus benchmarks: no shared conformance corpus (set CONFORMANCE_DIR)");
         return;
@@ -150,6 +166,25 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// Loads the module at `dir` with Timoni's tags and exports `timoni.apply` as JSON.
+fn load_module(dir: &std::path::Path, eager: bool) -> usize {
+    let mut cfg = cue_eval::load::Config::new(dir);
+    cfg.eager_imports = eager;
+    cfg.tags = ["name=bench", "namespace=default", "mv=1.0.0", "kv=1.30.0"]
+        .map(String::from)
+        .to_vec();
+    let Ok(build) = cue_eval::load::load(&cfg, &["./".to_string()]) else {
+        return 0;
+    };
+    let Ok(mut inst) = build.into_instance() else {
+        return 0;
+    };
+    match cue_eval::eval::print::export_path(&mut inst, &["timoni", "apply"]) {
+        Ok(d) => cue_eval::encode::to_json_indent(&d, false).len(),
+        Err(_) => 0,
+    }
 }
 
 /// The root `.cue` members of a txtar archive (no sub-directories, no `out/`).
