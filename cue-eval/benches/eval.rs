@@ -118,8 +118,8 @@ fn bench(c: &mut Criterion) {
     // A Timoni module with its vendored Kubernetes schemas, loaded and exported as `timoni
     // build` does (lazy imports; the eager load parses every vendored declaration).
     let mut g = c.benchmark_group("module");
-    let starter = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../timoni-core/blueprints/starter");
+    let starter =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../timoni-core/blueprints/starter");
     for eager in [false, true] {
         let name = if eager {
             "starter blueprint (eager imports)"

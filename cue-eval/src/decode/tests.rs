@@ -135,3 +135,15 @@ fn data_to_cue_source_round_trips() {
         Ok(r#"{"a":[1,2.0,"x\"\\(y)"],"b":{},"c":null}"#.to_string())
     );
 }
+
+#[test]
+fn yaml_quoted_scalars_continued_at_their_key_indentation() {
+    // controller-gen writes CRD descriptions this way; Go's yaml.v3 accepts it.
+    let text = "a:\n  b:\n    description: 'first line\n    second ''line''\n\n    third'\n    c: \"x\n    y \\\" z\"\n    d: 1\n";
+    assert_eq!(
+        y(text),
+        r#"{"a":{"b":{"description":"first line second 'line'\nthird","c":"x y \" z","d":1}}}"#
+    );
+    // A quoted scalar that is never closed is still an error.
+    assert!(y("a: 'x\nb: 1\n").starts_with("error"));
+}

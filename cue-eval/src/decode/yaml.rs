@@ -33,7 +33,87 @@ fn err_at(m: &Marker, msg: impl Into<String>) -> DecodeError {
     DecodeError::at(m.line(), m.col() + 1, msg)
 }
 
+/// yaml-rust2's message for a continuation line of a quoted scalar that is not indented past
+/// its block; Go's `yaml.v3` (which CUE uses) accepts such lines, and CRDs written by
+/// controller-gen are full of them.
+const QUOTED_INDENT: &str = "invalid indentation in quoted scalar";
+
 pub(super) fn parse(text: &str, limits: &Limits) -> Result<Vec<Data>, DecodeError> {
+    let mut fixed: Option<String> = None;
+    // Each round indents the continuation lines of one quoted scalar; the value is the same,
+    // since line folding drops leading white space.
+    for _ in 0..10_000 {
+        let t = fixed.as_deref().unwrap_or(text);
+        match parse_once(t, limits) {
+            Err(e) if e.msg == QUOTED_INDENT => match reindent_quoted(t, e.line, e.column) {
+                Some(next) => fixed = Some(next),
+                None => return Err(e),
+            },
+            other => return other,
+        }
+    }
+    parse_once(fixed.as_deref().unwrap_or(text), limits)
+}
+
+/// `text` with the continuation lines of the quoted scalar opening at `line`:`column` (1-based,
+/// columns in characters) indented one space past the line that opens it; `None` if nothing
+/// changes.
+fn reindent_quoted(text: &str, line: usize, column: usize) -> Option<String> {
+    let start = text
+        .split_inclusive('\n')
+        .take(line.checked_sub(1)?)
+        .map(str::len)
+        .sum::<usize>();
+    let first = &text[start..];
+    let indent = first.len() - first.trim_start_matches(' ').len();
+    let (qi, q) = first.char_indices().nth(column.checked_sub(1)?)?;
+    if q != '\'' && q != '"' {
+        return None;
+    }
+    let body = start + qi + 1;
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str(&text[..body]);
+    let mut chars = text[body..].char_indices().peekable();
+    let mut changed = false;
+    let mut end = text.len();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if q == '"' => {
+                out.push(c);
+                if let Some((_, n)) = chars.next() {
+                    out.push(n);
+                }
+                continue;
+            }
+            '\'' if q == '\'' && chars.peek().is_some_and(|&(_, n)| n == '\'') => {
+                out.push_str("''");
+                chars.next();
+                continue;
+            }
+            _ if c == q => {
+                end = body + i;
+                break;
+            }
+            '\n' => {
+                out.push('\n');
+                let rest = &text[body + i + 1..];
+                let k = rest.len() - rest.trim_start_matches(' ').len();
+                let blank = rest[k..].starts_with('\n') || rest[k..].is_empty();
+                if !blank && k <= indent {
+                    out.extend(std::iter::repeat_n(' ', indent + 1 - k));
+                    changed = true;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out.push_str(&text[end..]);
+    changed.then_some(out)
+}
+
+fn parse_once(text: &str, limits: &Limits) -> Result<Vec<Data>, DecodeError> {
     let mut parser = Parser::new_from_str(text);
     let mut docs = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
