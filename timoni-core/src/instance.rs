@@ -98,6 +98,8 @@ pub struct BuiltInstance {
     pub apply_sets: Vec<ApplySet>,
     /// Image references found in the config, sorted and deduplicated.
     pub images: Vec<String>,
+    /// The merged values (`values` of the instance), `Null` when they are not concrete.
+    pub values: Data,
 }
 
 impl BuiltInstance {
@@ -298,6 +300,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
     }
     images.sort();
     images.dedup();
+    let values = export_path(&mut inst, &["values"]).unwrap_or(Data::Null);
     Ok(BuiltInstance {
         name: opts.name.clone(),
         namespace: opts.namespace.clone(),
@@ -305,6 +308,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
         module_root: root,
         apply_sets,
         images,
+        values,
     })
 }
 

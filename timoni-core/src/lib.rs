@@ -7,10 +7,12 @@
 //! [`meta`]), [`render`] (Timoni's YAML and JSON output), [`bundle`] and [`runtime`]; [`oci`],
 //! OCI distribution of modules and artifacts; [`vendor`], the schema generators of `timoni mod
 //! vendor crd` and of the Kubernetes schemas of the starter blueprint; and [`blueprint`], the
-//! embedded starter of `timoni mod init`.
+//! embedded starter of `timoni mod init`; and [`cluster`], the cluster side: the `Cluster` trait
+//! over `kube`, the apply engine, the inventory Secret, prune, delete, status and list.
 
 pub mod blueprint;
 pub mod bundle;
+pub mod cluster;
 pub mod config_doc;
 pub mod error;
 pub mod fmt;
