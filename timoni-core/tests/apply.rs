@@ -470,3 +470,112 @@ fn a_run_failing_at_any_call_converges_when_run_again() {
         );
     }
 }
+
+/// Marks a Deployment ready through its status subresource, as its controller would.
+fn make_deployment_ready(kubeconfig: &Path, ns: &str, name: &str) {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::{Api, Patch, PatchParams};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(cfg).unwrap();
+        let api: Api<Deployment> = Api::namespaced(client, ns);
+        let status = json!({"status": {"observedGeneration": 1, "replicas": 1,
+            "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+            "conditions": [{"type": "Available", "status": "True"}]}});
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn the_starter_module_installs_and_waits_for_its_deployment() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let c = connect(&env);
+    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/starter");
+    let mut req = ApplyRequest::new(BuildOptions::new(
+        "demo",
+        "apps",
+        &starter.display().to_string(),
+    ));
+    req.timeout = Duration::from_secs(30);
+    req.poll = Duration::from_millis(100);
+    let kubeconfig = env.kubeconfig();
+    // The readiness wait ends only once the status says the Deployment is available.
+    let patcher = std::thread::spawn(move || {
+        let c2 = KubeCluster::connect(&KubeOptions {
+            kubeconfig: Some(kubeconfig.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        let d = obj("apps/v1", "Deployment", "apps", "demo");
+        while c2.get(&d).unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        make_deployment_ready(&kubeconfig, "apps", "demo");
+    });
+    let mut waited = false;
+    let report = apply_instance(&c, &req, &mut |e| {
+        if matches!(e, timoni_core::cluster::apply::Event::Ready { .. }) {
+            waited = true;
+        }
+    })
+    .expect("apply of the starter");
+    patcher.join().unwrap();
+    assert!(waited);
+    assert_eq!(report.kube_version, "1.20.2");
+    let got: Vec<String> = report
+        .changes
+        .iter()
+        .map(|c| format!("{} {}", c.object, c.action))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "ServiceAccount/apps/demo created",
+            "Service/apps/demo created",
+            "Deployment/apps/demo created"
+        ]
+    );
+    for r in [
+        obj("v1", "ServiceAccount", "apps", "demo"),
+        obj("v1", "Service", "apps", "demo"),
+        obj("apps/v1", "Deployment", "apps", "demo"),
+    ] {
+        let o = c.get(&r).unwrap().unwrap();
+        assert_eq!(
+            o["metadata"]["labels"]["instance.timoni.sh/name"], "demo",
+            "{r}"
+        );
+        assert_eq!(
+            o["metadata"]["labels"]["instance.timoni.sh/namespace"], "apps",
+            "{r}"
+        );
+    }
+    let (_, st) = instance_status(&c, "demo", "apps").unwrap();
+    assert!(st.iter().all(|o| o.status == Status::Current), "{st:?}");
+    let rec: Value = serde_json::from_str(&decode(
+        &secret_json_named(&c, "apps", "timoni.demo"),
+        "instance",
+    ))
+    .unwrap();
+    assert_eq!(
+        rec["images"],
+        json!(["docker.io/nginxinc/nginx-unprivileged:1-alpine"])
+    );
+    assert_eq!(rec["module"]["name"], "timoni.sh/blueprint");
+}
+
+fn secret_json_named(c: &dyn Cluster, ns: &str, name: &str) -> Object {
+    c.get(&obj("v1", "Secret", ns, name)).unwrap().unwrap()
+}

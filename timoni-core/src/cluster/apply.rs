@@ -634,7 +634,11 @@ pub fn apply_instance(
     if req.dry_run {
         for (_, objs) in &sets {
             let mut objs: Vec<&Prepared> = objs.iter().collect();
-            objs.sort_by(|a, b| ssa_cmp(&a.r, &b.r));
+            objs.sort_by(|a, b| {
+                stage(&a.r.kind)
+                    .cmp(&stage(&b.r.kind))
+                    .then_with(|| ssa_cmp(&a.r, &b.r))
+            });
             for p in objs {
                 let r = &p.r;
                 let live = cluster.get(r).map_err(cerr(format!("reading {r}")))?;

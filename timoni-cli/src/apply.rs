@@ -1,0 +1,113 @@
+//! `timoni apply NAME MODULE` (aliases `install`, `upgrade`): builds the instance with the
+//! cluster's Kubernetes version and applies it (see `timoni_core::cluster::apply`), logging each
+//! change on stderr as Timoni does (`Kind/namespace/name created`).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instance};
+use timoni_core::instance::BuildOptions;
+
+use crate::kube::KubeFlags;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The instance name.
+    name: String,
+    /// The module: a local directory or a file:// URL (oci:// is not supported yet).
+    module: String,
+    /// The module version (OCI modules only).
+    #[arg(short = 'v', long = "version", default_value = "latest")]
+    version: String,
+    /// The module digest (OCI modules only).
+    #[arg(short = 'd', long = "digest")]
+    digest: Option<String>,
+    /// The CUE package of the instance.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<String>,
+    /// Recreate objects whose immutable fields changed.
+    #[arg(long)]
+    force: bool,
+    /// Take over an instance owned by a bundle.
+    #[arg(long = "overwrite-ownership")]
+    overwrite_ownership: bool,
+    /// Server-side dry run: report the changes, persist nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// With --dry-run: print the diff of each change (Secret data masked).
+    #[arg(long)]
+    diff: bool,
+    /// Wait for the applied objects to become ready.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.module.starts_with("oci://") {
+        anyhow::bail!(
+            "{}: OCI modules are not supported by apply yet; pull the module with `timoni mod pull` and apply the directory",
+            args.module
+        );
+    }
+    let (cluster, namespace) = args.kube.connect()?;
+    let mut build = BuildOptions::new(&args.name, &namespace, &args.module);
+    build.package = args.package;
+    build.values = crate::build::values_sources(&args.values)?;
+    let mut req = ApplyRequest::new(build);
+    req.dry_run = args.dry_run || args.diff;
+    req.diff = args.diff;
+    req.force = args.force;
+    req.overwrite_ownership = args.overwrite_ownership;
+    req.wait = args.wait;
+    req.timeout = args.kube.timeout;
+    req.poll = poll_interval();
+    let dry = req.dry_run;
+    let (name, ns) = (args.name.clone(), namespace.clone());
+    let result = apply_instance(&cluster, &req, &mut |e| log_event(e, dry, &name, &ns));
+    match result {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
+            "{m}. Apply with \"--overwrite-ownership\" to gain instance ownership."
+        )),
+        Err(ApplyError::Build(e)) => Err(anyhow::anyhow!(
+            "build failed: {}",
+            crate::relative(&e.to_string())
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The readiness poll interval: Timoni's 5s, or `TIMONI_POLL_INTERVAL` (tests).
+pub fn poll_interval() -> Duration {
+    std::env::var("TIMONI_POLL_INTERVAL")
+        .ok()
+        .and_then(|v| crate::kube::parse_duration(&v).ok())
+        .unwrap_or(Duration::from_secs(5))
+}
+
+fn log_event(e: &Event, dry: bool, name: &str, ns: &str) {
+    match e {
+        Event::Start { install, .. } if !dry => {
+            let verb = if *install { "installing" } else { "upgrading" };
+            eprintln!("{verb} {name} in namespace {ns}");
+        }
+        Event::Start { .. } => {}
+        Event::Change(c) => {
+            let suffix = if dry { " (server dry run)" } else { "" };
+            eprintln!("{} {}{suffix}", c.object, c.action);
+            if let Some(d) = &c.diff {
+                print!("{d}");
+            }
+        }
+        Event::Waiting { count, .. } => {
+            eprintln!("waiting for {count} resource(s) to become ready...");
+        }
+        Event::Ready { .. } => eprintln!("resources are ready"),
+    }
+}

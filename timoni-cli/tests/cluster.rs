@@ -1,0 +1,118 @@
+//! `timoni apply`, `list`, `status`, `inspect` and `delete` end to end against a real
+//! kube-apiserver (envtest; skipped loudly when it is unavailable, see
+//! `timoni-core/tests/common/envtest.rs`). Times, the module path and ports are redacted.
+
+mod common;
+#[path = "../../timoni-core/tests/common/envtest.rs"]
+mod envtest;
+
+use std::path::{Path, PathBuf};
+
+fn module() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../timoni-core/tests/testdata/apply/app")
+        .canonicalize()
+        .unwrap()
+}
+
+fn starter() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../timoni-core/blueprints/starter")
+        .canonicalize()
+        .unwrap()
+}
+
+struct Session {
+    kubeconfig: String,
+    dir: tempfile::TempDir,
+}
+
+impl Session {
+    fn run(&self, args: &[&str]) -> String {
+        let out = common::run_timoni(
+            self.dir.path(),
+            args,
+            None,
+            &["KUBECONFIG"],
+            &[
+                ("KUBECONFIG", self.kubeconfig.as_str()),
+                ("TIMONI_POLL_INTERVAL", "100ms"),
+            ],
+            None,
+        );
+        let time = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").unwrap();
+        let out = time.replace_all(&out, "[TIME]").into_owned();
+        out.replace(&module().display().to_string(), "[MODULE]")
+            .replace(&starter().display().to_string(), "[STARTER]")
+            .replace(&self.dir.path().display().to_string(), "[TMP]")
+    }
+}
+
+#[test]
+fn apply_list_status_inspect_and_delete() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let s = Session {
+        kubeconfig: env.kubeconfig().display().to_string(),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    std::fs::write(
+        s.dir.path().join("v2.cue"),
+        "values: {extra: false, data: \"two\", secret: \"changed-pass\"}\n",
+    )
+    .unwrap();
+    let m = module().display().to_string();
+    let mut all = String::new();
+    for args in [
+        vec!["apply", "t", &m, "-n", "cli"],
+        vec![
+            "apply",
+            "t",
+            &m,
+            "-n",
+            "cli",
+            "-f",
+            "v2.cue",
+            "--dry-run",
+            "--diff",
+        ],
+        vec!["list", "-A"],
+        vec!["list", "-n", "cli"],
+        vec!["status", "t", "-n", "cli"],
+        vec!["inspect", "module", "t", "-n", "cli"],
+        vec!["inspect", "values", "t", "-n", "cli"],
+        vec!["inspect", "resources", "t", "-n", "cli"],
+        vec!["apply", "t", &m, "-n", "cli", "-f", "v2.cue"],
+        vec!["delete", "t", "-n", "cli"],
+        vec!["status", "t", "-n", "cli"],
+    ] {
+        all.push_str(&s.run(&args));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn the_starter_module_installs_and_waits_until_the_timeout() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let s = Session {
+        kubeconfig: env.kubeconfig().display().to_string(),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let st = starter().display().to_string();
+    let mut all = String::new();
+    // No controllers run, so the Deployment never becomes ready: the wait times out.
+    for args in [
+        vec!["apply", "demo", &st, "-n", "apps", "--timeout", "1s"],
+        vec!["status", "demo", "-n", "apps"],
+        vec!["apply", "demo", &st, "-n", "apps", "--wait=false"],
+        vec!["inspect", "resources", "demo", "-n", "apps"],
+    ] {
+        all.push_str(&s.run(&args));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}
