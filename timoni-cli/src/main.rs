@@ -4,6 +4,7 @@
 mod apply;
 mod build;
 mod bundle;
+mod bundle_cluster;
 mod cue;
 mod delete;
 mod fmt;

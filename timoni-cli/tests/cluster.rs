@@ -116,3 +116,76 @@ fn the_starter_module_installs_and_waits_until_the_timeout() {
     }
     insta::assert_snapshot!(all);
 }
+
+#[test]
+fn bundle_apply_status_and_delete_across_two_clusters() {
+    let mut envs = Vec::new();
+    for _ in 0..2 {
+        match envtest::Envtest::start() {
+            Some(e) => envs.push(e),
+            None => return,
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // One kubeconfig file per cluster with distinct names (c1, c2), joined by KUBECONFIG.
+    let mut paths = Vec::new();
+    for (i, e) in envs.iter().enumerate() {
+        let text = std::fs::read_to_string(e.kubeconfig()).unwrap();
+        let p = dir.path().join(format!("c{}.yaml", i + 1));
+        std::fs::write(&p, text.replace("envtest", &format!("c{}", i + 1))).unwrap();
+        paths.push(p.display().to_string());
+    }
+    let m = module().display().to_string();
+    std::fs::write(
+        dir.path().join("bundle.cue"),
+        format!(
+            "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"apps\"\n\tinstances: {{\n\
+             \t\tweb: {{\n\t\t\tmodule: url: \"file://{m}\"\n\t\t\tnamespace: \"web\"\n\
+             \t\t\tvalues: {{extra: false, data: string @timoni(runtime:string:TIMONI_CLUSTER_NAME)}}\n\
+             \t\t}}\n\t}}\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("runtime.cue"),
+        "runtime: {\n\tapiVersion: \"v1alpha1\"\n\tname: \"fleet\"\n\tclusters: {\n\
+         \t\tstaging: {group: \"staging\", kubeContext: \"c1\"}\n\
+         \t\tproduction: {group: \"production\", kubeContext: \"c2\"}\n\t}\n}\n",
+    )
+    .unwrap();
+    let s = Session {
+        kubeconfig: paths.join(":"),
+        dir,
+    };
+    let mut all = String::new();
+    for args in [
+        vec![
+            "bundle",
+            "apply",
+            "-f",
+            "bundle.cue",
+            "-r",
+            "runtime.cue",
+            "--runtime-group",
+            "staging",
+        ],
+        vec!["list", "-A", "--kube-context", "c1"],
+        vec!["list", "-A", "--kube-context", "c2"],
+        vec![
+            "bundle",
+            "apply",
+            "-f",
+            "bundle.cue",
+            "-r",
+            "runtime.cue",
+            "--dry-run",
+        ],
+        vec!["bundle", "status", "apps", "-r", "runtime.cue"],
+        vec!["bundle", "delete", "-f", "bundle.cue", "-r", "runtime.cue"],
+        vec!["list", "-A", "--bundle", "apps"],
+    ] {
+        all.push_str(&s.run(&args));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}

@@ -283,8 +283,8 @@ fn label_name(l: &ast::Label) -> Option<String> {
     }
 }
 
-/// Builds one bundle instance (a local module; `oci://` is not supported yet).
-pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstance> {
+/// The build options of one bundle instance (a local module; `oci://` is not supported yet).
+pub fn instance_options(bi: &BundleInstance, package: &str) -> Result<BuildOptions> {
     let Some(dir) = &bi.module_dir else {
         return Err(Error::Unsupported(format!(
             "instance {}: {}: OCI modules are not supported yet; use a file:// URL",
@@ -295,6 +295,12 @@ pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstanc
     opts.package = package.to_string();
     opts.values_data = vec![bi.values.clone()];
     opts.module_version = DEVEL_VERSION.to_string();
+    Ok(opts)
+}
+
+/// Builds one bundle instance (a local module; `oci://` is not supported yet).
+pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstance> {
+    let opts = instance_options(bi, package)?;
     instance::build(&opts).map_err(|e| match e {
         Error::Objects(errs) => Error::Objects(
             errs.into_iter()

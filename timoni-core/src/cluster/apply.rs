@@ -654,9 +654,13 @@ pub fn apply_instance(
                     );
                     continue;
                 }
-                let out = cluster
-                    .apply(&p.object, ApplyOptions { dry_run: true })
-                    .map_err(cerr(format!("dry-run applying {r}")))?;
+                let out = match cluster.apply(&p.object, ApplyOptions { dry_run: true }) {
+                    Ok(out) => out,
+                    // The namespace does not exist yet (a first install): the server cannot
+                    // dry-run the object, which would be created as it is.
+                    Err(e) if e.is_not_found() && live.is_none() => p.object.clone(),
+                    Err(e) => return Err(cerr(format!("dry-run applying {r}"))(e)),
+                };
                 let action = match &live {
                     None => Action::Created,
                     Some(l) if comparable(l) == comparable(&out) => Action::Unchanged,

@@ -304,3 +304,19 @@ impl Cluster for KubeCluster {
         list.items.into_iter().map(|o| to_object(o, &ar)).collect()
     }
 }
+
+/// Connects to each runtime cluster through its kube context (the current context for the
+/// implicit cluster or an empty `kubeContext`), with the other flags shared.
+pub struct KubeConnector {
+    pub base: KubeOptions,
+}
+
+impl super::bundle::Connector for KubeConnector {
+    fn connect(&self, cluster: &crate::runtime::Cluster) -> Result<Box<dyn Cluster>, ClusterError> {
+        let mut opts = self.base.clone();
+        if !cluster.kube_context.is_empty() {
+            opts.context = Some(cluster.kube_context.clone());
+        }
+        Ok(Box::new(KubeCluster::connect(&opts)?))
+    }
+}

@@ -7,6 +7,7 @@
 //! wrap it, e.g. to fail the Nth call and check that a re-run converges.
 
 pub mod apply;
+pub mod bundle;
 pub mod inventory;
 pub mod kube;
 pub mod ops;

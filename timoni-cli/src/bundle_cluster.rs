@@ -1,0 +1,241 @@
+//! `timoni bundle apply|delete|status`: bundles on the clusters of a runtime, one kube context
+//! per runtime cluster, in runtime order; log lines carry Timoni's callers
+//! (`b:<bundle> > c:<cluster> > i:<instance>`).
+
+use std::process::ExitCode;
+
+use timoni_core::bundle;
+use timoni_core::cluster::apply::{ApplyError, Event};
+use timoni_core::cluster::bundle::{
+    BundleApplyRequest, BundleEvent, apply_bundle, bundle_status, delete_bundle,
+};
+use timoni_core::cluster::kube::KubeConnector;
+
+use crate::bundle::{RuntimeFlags, read_files};
+use crate::kube::KubeFlags;
+
+#[derive(clap::Args, Debug)]
+pub struct ApplyArgs {
+    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified.
+    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    files: Vec<String>,
+    /// The CUE package of the modules.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Recreate objects whose immutable fields changed.
+    #[arg(long)]
+    force: bool,
+    /// Take over instances owned by another bundle (or by none).
+    #[arg(long = "overwrite-ownership")]
+    overwrite_ownership: bool,
+    /// Server-side dry run: report the changes, persist nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// With --dry-run: print the diff of each change (Secret data masked).
+    #[arg(long)]
+    diff: bool,
+    /// Wait for the applied objects to become ready.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DeleteArgs {
+    /// The bundle name (default: `bundle.name` of the -f files).
+    name: Option<String>,
+    /// Bundle files to read the name from.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    files: Vec<String>,
+    /// Report what would be deleted, delete nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// Wait for the objects to be finalized.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// The bundle name (default: `bundle.name` of the -f files).
+    name: Option<String>,
+    /// Bundle files to read the name from.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    files: Vec<String>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+fn caller(bundle: &str, cluster: &str, instance: &str) -> String {
+    let mut s = format!("b:{bundle}");
+    if !cluster.is_empty() {
+        s.push_str(&format!(" > c:{cluster}"));
+    }
+    if !instance.is_empty() {
+        s.push_str(&format!(" > i:{instance}"));
+    }
+    s
+}
+
+/// Logs bundle events with their callers.
+struct Logger {
+    bundle: String,
+    cluster: String,
+    instance: String,
+    dry: bool,
+    /// `applying` or `deleting`.
+    verb: &'static str,
+}
+
+impl Logger {
+    fn log(&mut self, e: BundleEvent) {
+        match e {
+            BundleEvent::Cluster(c) => self.cluster = c.name.clone(),
+            BundleEvent::Instance { name, namespace } => {
+                self.instance = name.to_string();
+                eprintln!(
+                    "{} {} instance in namespace {namespace}",
+                    caller(&self.bundle, &self.cluster, name),
+                    self.verb
+                );
+            }
+            BundleEvent::Apply(Event::Change(c)) | BundleEvent::Delete(c) => {
+                let suffix = if self.dry { " (server dry run)" } else { "" };
+                eprintln!(
+                    "{} {} {}{suffix}",
+                    caller(&self.bundle, &self.cluster, &self.instance),
+                    c.object,
+                    c.action
+                );
+                if let Some(d) = &c.diff {
+                    print!("{d}");
+                }
+            }
+            BundleEvent::Apply(Event::Ready { .. }) => eprintln!(
+                "{} resources are ready",
+                caller(&self.bundle, &self.cluster, &self.instance)
+            ),
+            BundleEvent::Apply(_) => {}
+        }
+    }
+}
+
+fn bundle_name(
+    name: Option<String>,
+    files: &[String],
+    runtime: &RuntimeFlags,
+) -> anyhow::Result<String> {
+    if let Some(n) = name {
+        return Ok(n);
+    }
+    if files.is_empty() {
+        anyhow::bail!("a bundle name or -f/--file is required");
+    }
+    let req = runtime.request(read_files(files)?)?;
+    let vetted = bundle::vet_bundle(&req).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(vetted
+        .first()
+        .map(|(_, b)| b.name.clone())
+        .unwrap_or_default())
+}
+
+pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+    let req = BundleApplyRequest {
+        bundle: args.runtime.request(read_files(&args.files)?)?,
+        package: args.package,
+        dry_run: args.dry_run || args.diff,
+        diff: args.diff,
+        force: args.force,
+        overwrite_ownership: args.overwrite_ownership,
+        wait: args.wait,
+        timeout: args.kube.timeout,
+        poll: crate::apply::poll_interval(),
+    };
+    let name = bundle::vet_bundle(&req.bundle)
+        .ok()
+        .and_then(|v| v.first().map(|(_, b)| b.name.clone()))
+        .unwrap_or_default();
+    let connector = KubeConnector {
+        base: args.kube.options(),
+    };
+    let mut logger = Logger {
+        bundle: name,
+        cluster: String::new(),
+        instance: String::new(),
+        dry: req.dry_run,
+        verb: "applying",
+    };
+    match apply_bundle(&connector, &req, &mut |e| logger.log(e)) {
+        Ok(_) => {
+            eprintln!("{} applied successfully", caller(&logger.bundle, "", ""));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
+            "{m}. Apply with \"--overwrite-ownership\" to gain instance ownership."
+        )),
+        Err(e) => Err(anyhow::anyhow!("{}", crate::relative(&e.to_string()))),
+    }
+}
+
+pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
+    let name = bundle_name(args.name, &args.files, &args.runtime)?;
+    let req = args.runtime.request(Vec::new())?;
+    let connector = KubeConnector {
+        base: args.kube.options(),
+    };
+    let mut logger = Logger {
+        bundle: name.clone(),
+        cluster: String::new(),
+        instance: String::new(),
+        dry: args.dry_run,
+        verb: "deleting",
+    };
+    delete_bundle(
+        &connector,
+        &req,
+        &name,
+        args.dry_run,
+        args.wait,
+        args.kube.timeout,
+        crate::apply::poll_interval(),
+        &mut |e| logger.log(e),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let name = bundle_name(args.name, &args.files, &args.runtime)?;
+    let req = args.runtime.request(Vec::new())?;
+    let connector = KubeConnector {
+        base: args.kube.options(),
+    };
+    for (c, per) in bundle_status(&connector, &req, &name)? {
+        let cluster = if c.is_default() { "" } else { c.name.as_str() };
+        if per.is_empty() {
+            eprintln!("{} no instances found", caller(&name, cluster, ""));
+        }
+        for (rec, objects) in per {
+            let who = caller(&name, cluster, &rec.metadata.name);
+            println!("{who} last applied {}", rec.last_transition_time);
+            println!(
+                "{who} module {}:{}",
+                rec.module.repository, rec.module.version
+            );
+            for o in objects {
+                println!("{who} {} {} {}", o.object, o.status, o.message);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
