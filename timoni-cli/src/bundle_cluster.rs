@@ -4,7 +4,6 @@
 
 use std::process::ExitCode;
 
-use timoni_core::bundle;
 use timoni_core::cluster::apply::{ApplyError, Event};
 use timoni_core::cluster::bundle::{
     BundleApplyRequest, BundleEvent, apply_bundle, bundle_status, delete_bundle,
@@ -102,6 +101,7 @@ impl Logger {
     fn log(&mut self, e: BundleEvent) {
         match e {
             BundleEvent::Cluster(c) => self.cluster = c.name.clone(),
+            BundleEvent::Bundle(b) => self.bundle = b.to_string(),
             BundleEvent::Instance { name, namespace } => {
                 self.instance = name.to_string();
                 eprintln!(
@@ -135,6 +135,7 @@ fn bundle_name(
     name: Option<String>,
     files: &[String],
     runtime: &RuntimeFlags,
+    connector: &KubeConnector,
 ) -> anyhow::Result<String> {
     if let Some(n) = name {
         return Ok(n);
@@ -143,11 +144,7 @@ fn bundle_name(
         anyhow::bail!("a bundle name or -f/--file is required");
     }
     let req = runtime.request(read_files(files)?)?;
-    let vetted = bundle::vet_bundle(&req).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(vetted
-        .first()
-        .map(|(_, b)| b.name.clone())
-        .unwrap_or_default())
+    Ok(timoni_core::cluster::bundle::bundle_name(connector, &req)?)
 }
 
 pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
@@ -162,15 +159,11 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
         timeout: args.kube.timeout,
         poll: crate::apply::poll_interval(),
     };
-    let name = bundle::vet_bundle(&req.bundle)
-        .ok()
-        .and_then(|v| v.first().map(|(_, b)| b.name.clone()))
-        .unwrap_or_default();
     let connector = KubeConnector {
         base: args.kube.options(),
     };
     let mut logger = Logger {
-        bundle: name,
+        bundle: String::new(),
         cluster: String::new(),
         instance: String::new(),
         dry: req.dry_run,
@@ -189,11 +182,11 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
-    let name = bundle_name(args.name, &args.files, &args.runtime)?;
-    let req = args.runtime.request(Vec::new())?;
     let connector = KubeConnector {
         base: args.kube.options(),
     };
+    let name = bundle_name(args.name, &args.files, &args.runtime, &connector)?;
+    let req = args.runtime.request(Vec::new())?;
     let mut logger = Logger {
         bundle: name.clone(),
         cluster: String::new(),
@@ -215,11 +208,11 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
-    let name = bundle_name(args.name, &args.files, &args.runtime)?;
-    let req = args.runtime.request(Vec::new())?;
     let connector = KubeConnector {
         base: args.kube.options(),
     };
+    let name = bundle_name(args.name, &args.files, &args.runtime, &connector)?;
+    let req = args.runtime.request(Vec::new())?;
     for (c, per) in bundle_status(&connector, &req, &name)? {
         let cluster = if c.is_default() { "" } else { c.name.as_str() };
         if per.is_empty() {

@@ -141,7 +141,7 @@ fn bundle_apply_status_and_delete_across_two_clusters() {
         format!(
             "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"apps\"\n\tinstances: {{\n\
              \t\tweb: {{\n\t\t\tmodule: url: \"file://{m}\"\n\t\t\tnamespace: \"web\"\n\
-             \t\t\tvalues: {{extra: false, data: string @timoni(runtime:string:TIMONI_CLUSTER_NAME)}}\n\
+             \t\t\tvalues: {{extra: false, data: string @timoni(runtime:string:TIMONI_CLUSTER_NAME), once: string @timoni(runtime:string:REGION)}}\n\
              \t\t}}\n\t}}\n}}\n"
         ),
     )
@@ -150,15 +150,36 @@ fn bundle_apply_status_and_delete_across_two_clusters() {
         dir.path().join("runtime.cue"),
         "runtime: {\n\tapiVersion: \"v1alpha1\"\n\tname: \"fleet\"\n\tclusters: {\n\
          \t\tstaging: {group: \"staging\", kubeContext: \"c1\"}\n\
-         \t\tproduction: {group: \"production\", kubeContext: \"c2\"}\n\t}\n}\n",
+         \t\tproduction: {group: \"production\", kubeContext: \"c2\"}\n\t}\n\
+         \tvalues: [{query: \"k8s:v1:Secret:infra:cluster-info\", for: {REGION: \"obj.data.region\"}},\n\
+         \t\t{query: \"k8s:v1:ConfigMap:infra:absent\", optional: true, for: {X: \"obj.data.x\"}}]\n}\n",
     )
     .unwrap();
+    // Each cluster holds the Secret the runtime reads its region from.
+    for (i, e) in envs.iter().enumerate() {
+        use timoni_core::cluster::Cluster;
+        let c = timoni_core::cluster::kube::KubeCluster::connect(
+            &timoni_core::cluster::kube::KubeOptions {
+                kubeconfig: Some(e.kubeconfig()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let ns = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "infra"}});
+        c.apply(&ns, Default::default()).unwrap();
+        let region = ["eu-west", "us-east"][i];
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "cluster-info", "namespace": "infra"},
+            "data": {"region": base64_of(region)}});
+        c.apply(&secret, Default::default()).unwrap();
+    }
     let s = Session {
         kubeconfig: paths.join(":"),
         dir,
     };
     let mut all = String::new();
     for args in [
+        vec!["runtime", "build", "-f", "runtime.cue"],
         vec![
             "bundle",
             "apply",
@@ -168,6 +189,15 @@ fn bundle_apply_status_and_delete_across_two_clusters() {
             "runtime.cue",
             "--runtime-group",
             "staging",
+        ],
+        vec![
+            "inspect",
+            "values",
+            "web",
+            "-n",
+            "web",
+            "--kube-context",
+            "c1",
         ],
         vec!["list", "-A", "--kube-context", "c1"],
         vec!["list", "-A", "--kube-context", "c2"],
@@ -188,4 +218,25 @@ fn bundle_apply_status_and_delete_across_two_clusters() {
         all.push('\n');
     }
     insta::assert_snapshot!(all);
+}
+
+/// Standard base64 (the test writes Secret data by hand).
+fn base64_of(s: &str) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::new();
+    for chunk in b.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &c)| acc | (u32::from(c) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

@@ -371,18 +371,33 @@ pub fn request_runtime(req: &BundleRequest) -> Result<runtime::Runtime> {
 }
 
 /// The selected clusters, each with its runtime values: the environment (with
-/// `--runtime-from-env`), then the cluster's name and group.
+/// `--runtime-from-env`), then the cluster's name and group. Runtimes that read values from
+/// clusters need [`runtime_values_with`].
 pub fn runtime_values(
     req: &BundleRequest,
 ) -> Result<Vec<(runtime::Cluster, BTreeMap<String, String>)>> {
-    let rt = request_runtime(req)?;
-    if !rt.queries.is_empty() {
-        return Err(Error::Unsupported(format!(
-            "runtime {:?}: values read from a cluster ({}) are not supported yet",
+    runtime_values_with(req, &mut |rt, _| {
+        Err(Error::Unsupported(format!(
+            "runtime {:?}: values read from a cluster ({}) need a cluster; this command does \
+             not read them yet",
             rt.name,
             rt.queries.join(", ")
-        )));
-    }
+        )))
+    })
+}
+
+/// Reads the query values of a runtime on one of its clusters.
+pub type QueryFn<'a> =
+    dyn FnMut(&runtime::Runtime, &runtime::Cluster) -> Result<BTreeMap<String, String>> + 'a;
+
+/// The selected clusters, each with its runtime values in Timoni's precedence: the environment
+/// (with `--runtime-from-env`), then what `query` reads from the cluster (called only when
+/// the runtime has `values`), then the cluster's name and group.
+pub fn runtime_values_with(
+    req: &BundleRequest,
+    query: &mut QueryFn,
+) -> Result<Vec<(runtime::Cluster, BTreeMap<String, String>)>> {
+    let rt = request_runtime(req)?;
     let clusters = rt.select(&req.cluster, &req.group);
     if clusters.is_empty() {
         return Err(Error::Bundle(format!(
@@ -390,14 +405,16 @@ pub fn runtime_values(
             req.cluster, req.group
         )));
     }
-    Ok(clusters
-        .into_iter()
-        .map(|c| {
-            let mut values = req.env.clone().unwrap_or_default();
-            values.extend(c.values());
-            (c, values)
-        })
-        .collect())
+    let mut out = Vec::new();
+    for c in clusters {
+        let mut values = req.env.clone().unwrap_or_default();
+        if !rt.values.is_empty() {
+            values.extend(query(&rt, &c)?);
+        }
+        values.extend(c.values());
+        out.push((c, values));
+    }
+    Ok(out)
 }
 
 /// `bundle vet`: the bundle evaluated for every selected cluster.

@@ -38,6 +38,8 @@ pub struct BundleApplyRequest {
 pub enum BundleEvent<'a> {
     /// Work on a cluster starts (not sent for the implicit cluster).
     Cluster(&'a runtime::Cluster),
+    /// The bundle's name, once it is evaluated for a cluster.
+    Bundle(&'a str),
     /// Work on an instance starts.
     Instance {
         name: &'a str,
@@ -66,6 +68,37 @@ fn on(cluster: &runtime::Cluster, e: ApplyError) -> ApplyError {
     }
 }
 
+/// The name of the bundle of `req`'s files, evaluated with the first selected cluster's
+/// runtime values.
+pub fn bundle_name(connector: &dyn Connector, req: &BundleRequest) -> Result<String, ApplyError> {
+    let clusters =
+        super::runtime_values::runtime_values(connector, req).map_err(ApplyError::Build)?;
+    let values = clusters
+        .into_iter()
+        .next()
+        .map(|(_, v)| v)
+        .unwrap_or_default();
+    let opts = LoadOptions {
+        runtime_values: values,
+        workdir: req.workdir.clone(),
+    };
+    let b = bundle::load_bundle(&req.files, &opts).map_err(ApplyError::Build)?;
+    Ok(b.name)
+}
+
+/// The selected clusters of a request (no runtime values needed).
+fn selected(req: &BundleRequest) -> Result<Vec<runtime::Cluster>, ApplyError> {
+    let rt = bundle::request_runtime(req).map_err(ApplyError::Build)?;
+    let clusters = rt.select(&req.cluster, &req.group);
+    if clusters.is_empty() {
+        return Err(ApplyError::Build(crate::Error::Bundle(format!(
+            "no cluster found (--runtime-cluster={:?} --runtime-group={:?})",
+            req.cluster, req.group
+        ))));
+    }
+    Ok(clusters)
+}
+
 fn connect(
     connector: &dyn Connector,
     cluster: &runtime::Cluster,
@@ -85,7 +118,8 @@ pub fn apply_bundle(
     req: &BundleApplyRequest,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<Vec<(runtime::Cluster, Vec<ApplyReport>)>, ApplyError> {
-    let clusters = bundle::runtime_values(&req.bundle).map_err(ApplyError::Build)?;
+    let clusters =
+        super::runtime_values::runtime_values(connector, &req.bundle).map_err(ApplyError::Build)?;
     let mut out = Vec::new();
     for (rc, values) in clusters {
         let opts = LoadOptions {
@@ -94,6 +128,7 @@ pub fn apply_bundle(
         };
         let b = bundle::load_bundle(&req.bundle.files, &opts)
             .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+        events(BundleEvent::Bundle(&b.name));
         if !rc.is_default() {
             events(BundleEvent::Cluster(&rc));
         }
@@ -164,7 +199,7 @@ pub fn delete_bundle(
     poll: Duration,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<(), ApplyError> {
-    for (rc, _) in bundle::runtime_values(req).map_err(ApplyError::Build)? {
+    for rc in selected(req)? {
         if !rc.is_default() {
             events(BundleEvent::Cluster(&rc));
         }
@@ -207,7 +242,7 @@ pub fn bundle_status(
     name: &str,
 ) -> Result<BundleStatus, ApplyError> {
     let mut out = Vec::new();
-    for (rc, _) in bundle::runtime_values(req).map_err(ApplyError::Build)? {
+    for rc in selected(req)? {
         let cluster = connect(connector, &rc)?;
         let mut per = Vec::new();
         for rec in list_instances(cluster.as_ref(), "", Some(name)).map_err(|e| on(&rc, e))? {

@@ -11,6 +11,7 @@ pub mod bundle;
 pub mod inventory;
 pub mod kube;
 pub mod ops;
+pub mod runtime_values;
 pub mod status;
 
 use std::fmt;
