@@ -192,6 +192,31 @@ fn bundles_apply_per_runtime_group_stop_at_the_first_failing_cluster_and_delete_
         "staging-2"
     );
 
+    // A standalone apply of a bundle's instance is refused unless it takes ownership; then the
+    // bundle must take it back the same way.
+    let mut solo = ApplyRequest::new(BuildOptions::new(
+        "web",
+        "web",
+        &module().display().to_string(),
+    ));
+    solo.poll = Duration::from_millis(50);
+    let err = apply_instance(&clusters[0], &solo, &mut |_| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "instance ownership conflict encountered. Conflict: instance \"web\" exists and is managed by another bundle \"apps\""
+    );
+    solo.overwrite_ownership = true;
+    apply_instance(&clusters[0], &solo, &mut |_| {}).unwrap();
+    let err = apply_bundle(&contexts, &areq("staging"), &mut |_| {}).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("\"web\" exists and is managed by no bundle"),
+        "{err}"
+    );
+    let mut take = areq("staging");
+    take.overwrite_ownership = true;
+    apply_bundle(&contexts, &take, &mut |_| {}).unwrap();
+
     // All clusters, then status and delete across the three.
     apply_bundle(&contexts, &areq("*"), &mut |_| {}).unwrap();
     assert_eq!(
