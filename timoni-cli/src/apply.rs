@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instance};
+use timoni_core::cluster::inventory::ModuleReference;
 use timoni_core::instance::BuildOptions;
+use timoni_core::oci::ArtifactUrl;
 
 use crate::kube::KubeFlags;
 
@@ -14,7 +16,7 @@ use crate::kube::KubeFlags;
 pub struct Args {
     /// The instance name.
     name: String,
-    /// The module: a local directory or a file:// URL (oci:// is not supported yet).
+    /// The module: a local directory, a file:// URL or an oci:// URL.
     module: String,
     /// The module version (OCI modules only).
     #[arg(short = 'v', long = "version", default_value = "latest")]
@@ -44,22 +46,66 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     wait: bool,
+    /// Registry credentials (`user:password`, or a token).
+    #[arg(long)]
+    creds: Option<String>,
+    #[command(flatten)]
+    oci: crate::oci_cmds::OciFlags,
     #[command(flatten)]
     kube: KubeFlags,
 }
 
+/// A module fetched from a registry: its directory (kept alive by the temp dir) and reference.
+struct Fetched {
+    _tmp: tempfile::TempDir,
+    dir: String,
+    module: ModuleReference,
+}
+
+/// Pulls an `oci://` module (version `-v`, digest `-d`) into a temporary directory.
+fn fetch(args: &Args) -> anyhow::Result<Fetched> {
+    let url = ArtifactUrl::parse(&args.module)?;
+    let registry = crate::oci_cmds::connect(&url, args.creds.as_deref(), &args.oci)?;
+    let tmp = tempfile::tempdir()?;
+    let version = (args.version != "latest").then_some(args.version.as_str());
+    let fetched = timoni_core::oci::fetch_module(
+        &registry,
+        &url,
+        version,
+        args.digest.as_deref(),
+        tmp.path(),
+        &crate::oci_cmds::cache(&args.oci),
+    )?;
+    Ok(Fetched {
+        dir: fetched.dir.display().to_string(),
+        module: ModuleReference {
+            name: String::new(),
+            repository: fetched.repository,
+            version: fetched.version,
+            digest: fetched.digest,
+            annotations: fetched.annotations,
+        },
+        _tmp: tmp,
+    })
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.module.starts_with("oci://") {
-        anyhow::bail!(
-            "{}: OCI modules are not supported by apply yet; pull the module with `timoni mod pull` and apply the directory",
-            args.module
-        );
-    }
+    let fetched = if args.module.starts_with("oci://") {
+        Some(fetch(&args)?)
+    } else {
+        None
+    };
     let (cluster, namespace) = args.kube.connect()?;
-    let mut build = BuildOptions::new(&args.name, &namespace, &args.module);
-    build.package = args.package;
+    let module_dir = fetched
+        .as_ref()
+        .map_or(args.module.clone(), |f| f.dir.clone());
+    let mut build = BuildOptions::new(&args.name, &namespace, &module_dir);
+    build.package = args.package.clone();
     build.values = crate::build::values_sources(&args.values)?;
     let mut req = ApplyRequest::new(build);
+    if let Some(f) = &fetched {
+        req.module = f.module.clone();
+    }
     req.dry_run = args.dry_run || args.diff;
     req.diff = args.diff;
     req.force = args.force;

@@ -242,7 +242,11 @@ fn env(k: &str) -> Option<String> {
     std::env::var(k).ok()
 }
 
-fn connect(url: &ArtifactUrl, creds: Option<&str>, flags: &OciFlags) -> Result<OciClientRegistry> {
+pub(crate) fn connect(
+    url: &ArtifactUrl,
+    creds: Option<&str>,
+    flags: &OciFlags,
+) -> Result<OciClientRegistry> {
     let config = docker_config_path(env);
     let credentials = resolve_credentials(creds, &url.registry, config.as_deref())?;
     Ok(OciClientRegistry::new(
@@ -254,7 +258,7 @@ fn connect(url: &ArtifactUrl, creds: Option<&str>, flags: &OciFlags) -> Result<O
     )?)
 }
 
-fn cache(flags: &OciFlags) -> Cache {
+pub(crate) fn cache(flags: &OciFlags) -> Cache {
     Cache::from_settings(flags.cache_dir.as_deref(), env)
 }
 
