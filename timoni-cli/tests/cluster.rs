@@ -84,6 +84,7 @@ fn apply_list_status_inspect_and_delete() {
         vec!["inspect", "values", "t", "-n", "cli"],
         vec!["inspect", "resources", "t", "-n", "cli"],
         vec!["apply", "t", &m, "-n", "cli", "-f", "v2.cue"],
+        vec!["list", "-n", "cli", "--kube-as", "nobody"],
         vec!["delete", "t", "-n", "cli"],
         vec!["status", "t", "-n", "cli"],
     ] {

@@ -273,6 +273,23 @@ fn install_upgrade_prune_dry_run_and_delete() {
         "someone else"
     );
 
+    // An inventory of type Opaque (older Timoni versions) is recreated with the new type.
+    let sref = obj("v1", "Secret", ns, "timoni.t");
+    let mut old = secret_json(&c, ns);
+    c.delete(&sref, false).unwrap();
+    old["type"] = json!("Opaque");
+    for k in [
+        "resourceVersion",
+        "uid",
+        "creationTimestamp",
+        "managedFields",
+    ] {
+        old["metadata"].as_object_mut().unwrap().remove(k);
+    }
+    c.apply(&old, ApplyOptions::default()).unwrap();
+    apply(&c, &request(ns, "extra: false", tmp.path()));
+    assert_eq!(secret_json(&c, ns)["type"], "timoni.sh/instance");
+
     // list and status.
     let list = list_instances(&c, "", None).unwrap();
     assert_eq!(list.len(), 1);

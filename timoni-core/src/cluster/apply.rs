@@ -200,13 +200,21 @@ fn write_inventory(
     deleting: Option<&str>,
 ) -> Result<(), ApplyError> {
     let secret = inventory::secret(record, pending, deleting);
-    cluster
-        .apply(&secret, ApplyOptions::default())
-        .map_err(cerr(format!(
-            "storing the inventory of {}",
-            record.metadata.name
-        )))?;
-    Ok(())
+    let what = format!("storing the inventory of {}", record.metadata.name);
+    match cluster.apply(&secret, ApplyOptions::default()) {
+        Ok(_) => Ok(()),
+        // An inventory of an older Timoni has type `Opaque`; the type is immutable, so the
+        // Secret is recreated.
+        Err(e) if e.is_immutable() => {
+            let r = ObjRef::of(&secret);
+            cluster.delete(&r, false).map_err(cerr(what.clone()))?;
+            cluster
+                .apply(&secret, ApplyOptions::default())
+                .map_err(cerr(what))?;
+            Ok(())
+        }
+        Err(e) => Err(cerr(what)(e)),
+    }
 }
 
 /// Creates the namespace with `app.kubernetes.io/created-by: timoni` when it is missing.
