@@ -53,6 +53,8 @@ pub struct BuildOptions {
     pub module_version: String,
     /// The `kubeVersion` tag variable.
     pub kube_version: String,
+    /// Extra CUE files of the package, added in memory (name in the package dir, text).
+    pub extra_files: Vec<(String, String)>,
 }
 
 impl BuildOptions {
@@ -68,6 +70,7 @@ impl BuildOptions {
             debug: false,
             module_version: DEVEL_VERSION.to_string(),
             kube_version: default_kube_version(),
+            extra_files: Vec::new(),
         }
     }
 }
@@ -209,6 +212,9 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
         overlay.insert(values_path, values::values_file(&opts.package, &merged));
     }
 
+    for (name, text) in &opts.extra_files {
+        overlay.insert(pkg_dir.join(name), text.clone());
+    }
     let mut cfg = Config::new(&root);
     cfg.overlay = overlay;
     cfg.tags = vec![

@@ -596,3 +596,90 @@ fn the_starter_module_installs_and_waits_for_its_deployment() {
 fn secret_json_named(c: &dyn Cluster, ns: &str, name: &str) -> Object {
     c.get(&obj("v1", "Secret", ns, name)).unwrap().unwrap()
 }
+
+/// Sets `status.phase` of the Widget `name` in `ns` through the status subresource.
+fn set_widget_phase(kubeconfig: &Path, ns: &str, name: &str, phase: &str) {
+    use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+    use kube::core::GroupVersionKind;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(cfg).unwrap();
+        let ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+            "widgets",
+        );
+        let api: Api<DynamicObject> = Api::namespaced_with(client, ns, &ar);
+        let status = json!({"status": {"phase": phase}});
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn custom_health_checks_of_the_module_decide_readiness() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let c = connect(&env);
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/apply/widget");
+    let req = |ns: &str| {
+        let mut r = ApplyRequest::new(BuildOptions::new("w", ns, &module.display().to_string()));
+        r.timeout = Duration::from_secs(30);
+        r.poll = Duration::from_millis(100);
+        r
+    };
+    for (ns, phase) in [("ready", "Ready"), ("broken", "Broken")] {
+        let kubeconfig = env.kubeconfig();
+        let ns2 = ns.to_string();
+        let patcher = std::thread::spawn(move || {
+            let c2 = KubeCluster::connect(&KubeOptions {
+                kubeconfig: Some(kubeconfig.clone()),
+                ..Default::default()
+            })
+            .unwrap();
+            let w = obj("example.com/v1", "Widget", &ns2, "w");
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while !matches!(c2.get(&w), Ok(Some(_))) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            set_widget_phase(&kubeconfig, &ns2, "w", phase);
+        });
+        let result = apply_instance(&c, &req(ns), &mut |_| {});
+        patcher.join().unwrap();
+        match phase {
+            "Ready" => {
+                let report = result.expect("ready once the health check says current");
+                let got: Vec<String> = report
+                    .changes
+                    .iter()
+                    .map(|c| format!("{} {}", c.object, c.action))
+                    .collect();
+                let crd_action = if got[0].ends_with("created") {
+                    "created"
+                } else {
+                    "unchanged"
+                };
+                assert_eq!(
+                    got,
+                    [
+                        format!("CustomResourceDefinition/widgets.example.com {crd_action}"),
+                        "Widget/ready/w created".to_string()
+                    ]
+                );
+            }
+            _ => {
+                let err = result.unwrap_err().to_string();
+                assert!(err.contains("Widget/broken/w status: Failed"), "{err}");
+            }
+        }
+    }
+}

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use cue_eval::encode::Data;
 use serde_json::{Value, json};
 
+use super::health::HealthChecks;
 use super::inventory::{self, Entry, InstanceRecord, ModuleReference, Stored};
 use super::status::{self, Status};
 use super::{ApplyOptions, Cluster, ClusterError, ObjRef, Object, ResourceInfo, annotation, label};
@@ -467,7 +468,14 @@ fn apply_one(
             diff: None,
         });
     }
-    let out = match cluster.apply(&p.object, ApplyOptions::default()) {
+    // A kind of a CRD applied just before may take a moment to be served.
+    let start = Instant::now();
+    let mut result = cluster.apply(&p.object, ApplyOptions::default());
+    while matches!(result, Err(ClusterError::UnknownKind { .. })) && start.elapsed() < timeout {
+        std::thread::sleep(poll);
+        result = cluster.apply(&p.object, ApplyOptions::default());
+    }
+    let out = match result {
         Ok(out) => out,
         Err(e) if e.is_immutable() && (force || is_enabled(&p.object, ANNOTATION_FORCE)) => {
             cluster
@@ -530,10 +538,12 @@ pub fn wait_gone(
     }
 }
 
-/// Waits until every object is Current; fails fast on Failed.
+/// Waits until every object is Current; fails fast on Failed. Objects covered by the module's
+/// health checks are judged by them.
 pub fn wait_ready(
     cluster: &dyn Cluster,
     refs: &[ObjRef],
+    health: Option<&HealthChecks>,
     timeout: Duration,
     poll: Duration,
 ) -> Result<(), ApplyError> {
@@ -543,7 +553,9 @@ pub fn wait_ready(
         for r in refs {
             let live = cluster.get(r).map_err(cerr(format!("reading {r}")))?;
             let (st, msg) = match &live {
-                Some(o) => status::compute(o),
+                Some(o) => health
+                    .and_then(|h| h.evaluate(o))
+                    .unwrap_or_else(|| status::compute(o)),
                 None => (Status::NotFound, "Resource not found".to_string()),
             };
             match st {
@@ -709,6 +721,12 @@ pub fn apply_instance(
         });
     }
 
+    let health = if req.wait {
+        let h = HealthChecks::load(&opts).map_err(ApplyError::Build)?;
+        (!h.checks.is_empty()).then_some(h)
+    } else {
+        None
+    };
     ensure_namespace(cluster, namespace)?;
     match &stored {
         None => write_inventory(cluster, &record, None, None)?,
@@ -741,7 +759,7 @@ pub fn apply_instance(
             }
             if st == 0 && !stage_objs.is_empty() {
                 let refs: Vec<ObjRef> = stage_objs.iter().map(|p| p.r.clone()).collect();
-                wait_ready(cluster, &refs, req.timeout, req.poll)?;
+                wait_ready(cluster, &refs, None, req.timeout, req.poll)?;
             }
         }
         if req.wait && not_ready.is_none() {
@@ -754,7 +772,7 @@ pub fn apply_instance(
                 set: set_name.clone(),
                 count: refs.len(),
             });
-            match wait_ready(cluster, &refs, req.timeout, req.poll) {
+            match wait_ready(cluster, &refs, health.as_ref(), req.timeout, req.poll) {
                 Ok(()) => events(&Event::Ready {
                     set: set_name.clone(),
                 }),

@@ -8,6 +8,7 @@
 
 pub mod apply;
 pub mod bundle;
+pub mod health;
 pub mod inventory;
 pub mod kube;
 pub mod ops;
