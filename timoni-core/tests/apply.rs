@@ -290,6 +290,25 @@ fn install_upgrade_prune_dry_run_and_delete() {
     apply(&c, &request(ns, "extra: false", tmp.path()));
     assert_eq!(secret_json(&c, ns)["type"], "timoni.sh/instance");
 
+    // Takeover: a ConfigMap made by kubectl (its own field manager and annotation) becomes
+    // timoni's, without kubectl's annotation.
+    kubectl_apply(&env.kubeconfig(), ns, "t-main");
+    let before = c.get(&cm(ns, "t-main")).unwrap().unwrap();
+    assert!(
+        before["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .is_string()
+    );
+    assert_eq!(before["data"]["v"], "from kubectl");
+    apply(&c, &request(ns, "extra: false", tmp.path()));
+    let after = c.get(&cm(ns, "t-main")).unwrap().unwrap();
+    assert_eq!(after["data"]["v"], "one");
+    assert!(
+        after["metadata"]["annotations"]
+            .get("kubectl.kubernetes.io/last-applied-configuration")
+            .is_none(),
+        "{after}"
+    );
+
     // list and status.
     let list = list_instances(&c, "", None).unwrap();
     assert_eq!(list.len(), 1);
@@ -394,6 +413,10 @@ impl Cluster for Faulty<'_> {
     fn delete(&self, r: &ObjRef, d: bool) -> Result<bool, ClusterError> {
         self.tick()?;
         self.inner.delete(r, d)
+    }
+    fn merge_patch(&self, r: &ObjRef, p: &Object) -> Result<Object, ClusterError> {
+        self.tick()?;
+        self.inner.merge_patch(r, p)
     }
     fn list(&self, a: &str, k: &str, n: &str, s: &str) -> Result<Vec<Object>, ClusterError> {
         self.tick()?;
@@ -682,4 +705,34 @@ fn custom_health_checks_of_the_module_decide_readiness() {
             }
         }
     }
+}
+
+/// Applies `data.v` of a ConfigMap as `kubectl apply` would: its own field manager and the
+/// last-applied annotation.
+fn kubectl_apply(kubeconfig: &Path, ns: &str, name: &str) {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, Patch, PatchParams};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(cfg).unwrap();
+        let api: Api<ConfigMap> = Api::namespaced(client, ns);
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+            "data": {"v": "from kubectl"}});
+        api.patch(
+            name,
+            &PatchParams::apply("kubectl").force(),
+            &Patch::Apply(&cm),
+        )
+        .await
+        .unwrap();
+    });
 }

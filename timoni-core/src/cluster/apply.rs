@@ -38,6 +38,12 @@ pub const ANNOTATION_FORCE: &str = "action.timoni.sh/force";
 pub const ANNOTATION_ONE_OFF: &str = "action.timoni.sh/one-off";
 pub const ANNOTATION_PRUNE: &str = "action.timoni.sh/prune";
 pub const ANNOTATION_WAIT: &str = "action.timoni.sh/wait";
+/// Annotations of kubectl and Helm that Timoni removes when it takes an object over.
+pub const FOREIGN_ANNOTATIONS: &[&str] = &[
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "meta.helm.sh/release-name",
+    "meta.helm.sh/release-namespace",
+];
 
 /// What to apply and how.
 #[derive(Clone, Debug)]
@@ -492,6 +498,21 @@ fn apply_one(
             });
         }
         Err(e) => return Err(cerr(format!("applying {r}"))(e)),
+    };
+    // Takeover from kubectl and Helm: the forced apply moved their conflicting fields to
+    // `timoni`; their bookkeeping annotations go too.
+    let foreign: serde_json::Map<String, Value> = FOREIGN_ANNOTATIONS
+        .iter()
+        .filter(|a| annotation(&out, a).is_some())
+        .map(|a| (a.to_string(), Value::Null))
+        .collect();
+    let out = if foreign.is_empty() {
+        out
+    } else {
+        let patch = json!({"metadata": {"annotations": foreign}});
+        cluster
+            .merge_patch(r, &patch)
+            .map_err(cerr(format!("taking over {r}")))?
     };
     let rv = |o: &Object| o.pointer("/metadata/resourceVersion").cloned();
     let action = match &live {

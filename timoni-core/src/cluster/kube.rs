@@ -291,6 +291,19 @@ impl Cluster for KubeCluster {
         }
     }
 
+    fn merge_patch(&self, r: &ObjRef, patch: &Object) -> Result<Object, ClusterError> {
+        let (api, ar) = self.api(&r.api_version, &r.kind, &r.namespace)?;
+        let pp = PatchParams {
+            field_manager: Some(FIELD_MANAGER.into()),
+            ..Default::default()
+        };
+        let out = self
+            .runtime
+            .block_on(api.patch(&r.name, &pp, &Patch::Merge(patch)))
+            .map_err(kube_err)?;
+        to_object(out, &ar)
+    }
+
     fn list(
         &self,
         api_version: &str,

@@ -145,6 +145,8 @@ pub trait Cluster {
     fn get(&self, r: &ObjRef) -> Result<Option<Object>, ClusterError>;
     /// Deletes an object with background propagation; `Ok(false)` when it did not exist.
     fn delete(&self, r: &ObjRef, dry_run: bool) -> Result<bool, ClusterError>;
+    /// A JSON merge patch (RFC 7386) of an object, e.g. to drop annotations of other tools.
+    fn merge_patch(&self, r: &ObjRef, patch: &Object) -> Result<Object, ClusterError>;
     /// The objects of a kind matching a label selector, in one namespace or (empty) all.
     fn list(
         &self,
@@ -170,6 +172,9 @@ impl<C: Cluster + ?Sized> Cluster for &C {
     }
     fn delete(&self, r: &ObjRef, dry_run: bool) -> Result<bool, ClusterError> {
         (**self).delete(r, dry_run)
+    }
+    fn merge_patch(&self, r: &ObjRef, patch: &Object) -> Result<Object, ClusterError> {
+        (**self).merge_patch(r, patch)
     }
     fn list(
         &self,
