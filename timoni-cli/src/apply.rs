@@ -113,9 +113,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     req.wait = args.wait;
     req.timeout = args.kube.timeout;
     req.poll = poll_interval();
-    let dry = req.dry_run;
-    let (name, ns) = (args.name.clone(), namespace.clone());
-    let result = apply_instance(&cluster, &req, &mut |e| log_event(e, dry, &name, &ns));
+    let mut log = Log {
+        dry: req.dry_run,
+        name: args.name.clone(),
+        namespace: namespace.clone(),
+        spinner: None,
+    };
+    let result = apply_instance(&cluster, &req, &mut |e| log.event(e));
+    log.finish();
     match result {
         Ok(_) => Ok(ExitCode::SUCCESS),
         Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
@@ -137,23 +142,53 @@ pub fn poll_interval() -> Duration {
         .unwrap_or(Duration::from_secs(5))
 }
 
-fn log_event(e: &Event, dry: bool, name: &str, ns: &str) {
-    match e {
-        Event::Start { install, .. } if !dry => {
-            let verb = if *install { "installing" } else { "upgrading" };
-            eprintln!("{verb} {name} in namespace {ns}");
+/// Renders apply events on stderr; while waiting, a spinner shows what is pending when stderr
+/// is a terminal.
+struct Log {
+    dry: bool,
+    name: String,
+    namespace: String,
+    spinner: Option<indicatif::ProgressBar>,
+}
+
+impl Log {
+    fn finish(&mut self) {
+        if let Some(s) = self.spinner.take() {
+            s.finish_and_clear();
         }
-        Event::Start { .. } => {}
-        Event::Change(c) => {
-            let suffix = if dry { " (server dry run)" } else { "" };
-            eprintln!("{} {}{suffix}", c.object, c.action);
-            if let Some(d) = &c.diff {
-                print!("{d}");
+    }
+
+    fn event(&mut self, e: &Event) {
+        match e {
+            Event::Start { install, .. } if !self.dry => {
+                let verb = if *install { "installing" } else { "upgrading" };
+                eprintln!("{verb} {} in namespace {}", self.name, self.namespace);
+            }
+            Event::Start { .. } => {}
+            Event::Change(c) => {
+                let suffix = if self.dry { " (server dry run)" } else { "" };
+                eprintln!("{} {}{suffix}", c.object, c.action);
+                if let Some(d) = &c.diff {
+                    print!("{d}");
+                }
+            }
+            Event::Waiting { count, .. } => {
+                eprintln!("waiting for {count} resource(s) to become ready...");
+                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    let s = indicatif::ProgressBar::new_spinner();
+                    s.enable_steady_tick(std::time::Duration::from_millis(120));
+                    self.spinner = Some(s);
+                }
+            }
+            Event::Progress { pending, .. } => {
+                if let Some(s) = &self.spinner {
+                    s.set_message(pending.join(", "));
+                }
+            }
+            Event::Ready { .. } => {
+                self.finish();
+                eprintln!("resources are ready");
             }
         }
-        Event::Waiting { count, .. } => {
-            eprintln!("waiting for {count} resource(s) to become ready...");
-        }
-        Event::Ready { .. } => eprintln!("resources are ready"),
     }
 }

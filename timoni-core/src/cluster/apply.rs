@@ -129,6 +129,8 @@ pub enum Event {
     Change(Change),
     /// Waiting for this many objects of an apply set to become ready.
     Waiting { set: String, count: usize },
+    /// After a readiness poll: the objects still pending, with their status.
+    Progress { set: String, pending: Vec<String> },
     /// The objects of the set are ready.
     Ready { set: String },
 }
@@ -560,13 +562,14 @@ pub fn wait_gone(
 }
 
 /// Waits until every object is Current; fails fast on Failed. Objects covered by the module's
-/// health checks are judged by them.
+/// health checks are judged by them. `progress` gets what is still pending after each poll.
 pub fn wait_ready(
     cluster: &dyn Cluster,
     refs: &[ObjRef],
     health: Option<&HealthChecks>,
     timeout: Duration,
     poll: Duration,
+    progress: &mut dyn FnMut(&[String]),
 ) -> Result<(), ApplyError> {
     let start = Instant::now();
     loop {
@@ -590,6 +593,7 @@ pub fn wait_ready(
         if pending.is_empty() {
             return Ok(());
         }
+        progress(&pending);
         if start.elapsed() >= timeout {
             return Err(ApplyError::NotReady(format!(
                 "timeout waiting for: [{}]",
@@ -780,7 +784,7 @@ pub fn apply_instance(
             }
             if st == 0 && !stage_objs.is_empty() {
                 let refs: Vec<ObjRef> = stage_objs.iter().map(|p| p.r.clone()).collect();
-                wait_ready(cluster, &refs, None, req.timeout, req.poll)?;
+                wait_ready(cluster, &refs, None, req.timeout, req.poll, &mut |_| {})?;
             }
         }
         if req.wait && not_ready.is_none() {
@@ -793,7 +797,21 @@ pub fn apply_instance(
                 set: set_name.clone(),
                 count: refs.len(),
             });
-            match wait_ready(cluster, &refs, health.as_ref(), req.timeout, req.poll) {
+            let mut progress = |pending: &[String]| {
+                events(&Event::Progress {
+                    set: set_name.clone(),
+                    pending: pending.to_vec(),
+                })
+            };
+            let waited = wait_ready(
+                cluster,
+                &refs,
+                health.as_ref(),
+                req.timeout,
+                req.poll,
+                &mut progress,
+            );
+            match waited {
                 Ok(()) => events(&Event::Ready {
                     set: set_name.clone(),
                 }),
