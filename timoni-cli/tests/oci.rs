@@ -390,6 +390,45 @@ fn apply_of_an_oci_module_records_its_reference() {
         &["status", "demo", "-n", "apps", "--kubeconfig", kc],
     ));
     assert!(values.contains(&format!("module {url}:1.2.3")), "{values}");
+    // A bundle of the same module: pulled once, applied, recorded with the bundle.
+    let bundle = reg.dir.path().join("bundle.cue");
+    std::fs::write(
+        &bundle,
+        format!(
+            "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"oci\"\n\tinstances: {{\n\
+             \t\tone: {{module: {{url: \"{url}\", version: \"1.2.3\"}}, namespace: \"b1\"}}\n\
+             \t\ttwo: {{module: {{url: \"{url}\", version: \"1.2.3\"}}, namespace: \"b2\"}}\n\t}}\n}}\n"
+        ),
+    )
+    .unwrap();
+    let b = timoni(
+        &home,
+        &[
+            "bundle",
+            "apply",
+            "-f",
+            bundle.to_str().unwrap(),
+            "--wait=false",
+            "--kubeconfig",
+            kc,
+        ],
+    );
+    let log = String::from_utf8_lossy(&b.stderr);
+    assert!(b.status.success(), "{log}");
+    assert!(
+        log.contains("b:oci > i:two Deployment/b2/two created"),
+        "{log}"
+    );
+    let listed = ok(timoni(
+        &home,
+        &["list", "-A", "--bundle", "oci", "--kubeconfig", kc],
+    ));
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+    assert!(
+        listed.contains(&format!("one\tb1\t{url}\t1.2.3\t")),
+        "{listed}"
+    );
+
     // A digest that does not match fails before anything is applied.
     let bad = timoni(
         &home,

@@ -19,6 +19,30 @@ pub trait Connector {
     fn connect(&self, cluster: &runtime::Cluster) -> Result<Box<dyn Cluster>, ClusterError>;
 }
 
+/// Fetches the `oci://` module of a bundle instance (`module.url`, `version`, `digest`) into a
+/// local directory, returning it with the module reference to record.
+pub trait ModuleFetcher {
+    fn fetch(
+        &self,
+        instance: &bundle::BundleInstance,
+    ) -> crate::Result<(std::path::PathBuf, ModuleReference)>;
+}
+
+/// A fetcher for bundles of local modules only.
+pub struct LocalOnly;
+
+impl ModuleFetcher for LocalOnly {
+    fn fetch(
+        &self,
+        instance: &bundle::BundleInstance,
+    ) -> crate::Result<(std::path::PathBuf, ModuleReference)> {
+        Err(crate::Error::Unsupported(format!(
+            "instance {}: {}: OCI modules need a registry client",
+            instance.name, instance.url
+        )))
+    }
+}
+
 /// How to apply a bundle.
 #[derive(Clone, Debug)]
 pub struct BundleApplyRequest {
@@ -115,6 +139,7 @@ fn connect(
 /// every instance of a cluster before any is applied. Returns the reports per cluster.
 pub fn apply_bundle(
     connector: &dyn Connector,
+    fetcher: &dyn ModuleFetcher,
     req: &BundleApplyRequest,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<Vec<(runtime::Cluster, Vec<ApplyReport>)>, ApplyError> {
@@ -159,14 +184,29 @@ pub fn apply_bundle(
                 name: &bi.name,
                 namespace: &bi.namespace,
             });
-            let build = bundle::instance_options(bi, &req.package)
-                .map_err(|e| on(&rc, ApplyError::Build(e)))?;
-            let mut ar = ApplyRequest::new(build);
-            ar.module = ModuleReference {
-                repository: bi.url.clone(),
-                version: DEVEL_VERSION.into(),
-                ..Default::default()
+            let (bi, module) = match &bi.module_dir {
+                Some(_) => (
+                    bi.clone(),
+                    ModuleReference {
+                        repository: bi.url.clone(),
+                        version: DEVEL_VERSION.into(),
+                        ..Default::default()
+                    },
+                ),
+                None => {
+                    let (dir, module) = fetcher
+                        .fetch(bi)
+                        .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+                    let mut local = bi.clone();
+                    local.module_dir = Some(dir);
+                    (local, module)
+                }
             };
+            let mut build = bundle::instance_options(&bi, &req.package)
+                .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+            build.module_version = module.version.clone();
+            let mut ar = ApplyRequest::new(build);
+            ar.module = module;
             ar.bundle = Some(b.name.clone());
             ar.dry_run = req.dry_run || req.diff;
             ar.diff = req.diff;
