@@ -736,3 +736,47 @@ fn kubectl_apply(kubeconfig: &Path, ns: &str, name: &str) {
         .unwrap();
     });
 }
+
+#[test]
+fn delete_keeps_the_inventory_when_the_wait_times_out() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let c = connect(&env);
+    let tmp = tempfile::tempdir().unwrap();
+    let ns = "hold";
+    apply(&c, &request(ns, "", tmp.path()));
+    // A finalizer nobody removes keeps the ConfigMap terminating.
+    let held = cm(ns, "t-main");
+    c.merge_patch(
+        &held,
+        &json!({"metadata": {"finalizers": ["example.com/hold"]}}),
+    )
+    .unwrap();
+    let del = DeleteRequest {
+        name: "t".into(),
+        namespace: ns.into(),
+        dry_run: false,
+        wait: true,
+        timeout: Duration::from_secs(1),
+        poll: Duration::from_millis(100),
+    };
+    let err = delete_instance(&c, &del, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("ConfigMap/hold/t-main"), "{err}");
+    let s = secret_json(&c, ns);
+    assert!(
+        s["metadata"]["annotations"]["status.timoni.sh/deleting"].is_string(),
+        "the inventory is kept and marked: {s}"
+    );
+    c.merge_patch(&held, &json!({"metadata": {"finalizers": null}}))
+        .unwrap();
+    delete_instance(&c, &del, &mut |_| {}).unwrap();
+    assert!(
+        c.get(&obj("v1", "Secret", ns, "timoni.t"))
+            .unwrap()
+            .is_none()
+    );
+    assert!(c.get(&held).unwrap().is_none());
+}

@@ -55,7 +55,20 @@ fn kube_err(e: kube::Error) -> ClusterError {
             reason: s.reason.clone(),
             message: s.message.clone(),
         },
-        other => ClusterError::Transport(other.to_string()),
+        other => {
+            // The causes say what went wrong ("Connection refused", a TLS error, ...).
+            let mut msg = other.to_string();
+            let mut source = std::error::Error::source(&other);
+            while let Some(s) = source {
+                let text = s.to_string();
+                if !msg.contains(&text) {
+                    msg.push_str(": ");
+                    msg.push_str(&text);
+                }
+                source = s.source();
+            }
+            ClusterError::Transport(msg)
+        }
     }
 }
 
@@ -63,8 +76,7 @@ fn kube_err(e: kube::Error) -> ClusterError {
 /// selected context. Returns it with the selected context's name.
 pub fn load_kubeconfig(opts: &KubeOptions) -> Result<(Kubeconfig, String), ClusterError> {
     let mut kc = match &opts.kubeconfig {
-        Some(p) => Kubeconfig::read_from(p)
-            .map_err(|e| ClusterError::Config(format!("{}: {e}", p.display())))?,
+        Some(p) => Kubeconfig::read_from(p).map_err(config_err)?,
         None => match Kubeconfig::from_env().map_err(config_err)? {
             Some(kc) => kc,
             None => Kubeconfig::read().map_err(config_err)?,
