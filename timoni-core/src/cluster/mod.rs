@@ -1,7 +1,9 @@
 //! The cluster side of Timoni: the small blocking [`Cluster`] trait through which everything
 //! reaches a Kubernetes API server, its implementation over `kube` ([`kube::KubeCluster`]), the
-//! inventory Secret ([`inventory`]), readiness ([`status`]), and the operations built on them:
-//! [`apply`] (`timoni apply`), and [`ops`] (`delete`, `status`, `list`, `inspect`).
+//! inventory Secret ([`inventory`]), readiness ([`status`], and the module's CUE checks in
+//! [`health`]), and the operations built on them: [`apply`] (`timoni apply`), [`ops`]
+//! (`delete`, `status`, `list`, `inspect`), [`bundle`] (bundles across the clusters of a
+//! runtime) and [`runtime_values`] (runtime values read from clusters).
 //!
 //! Objects travel as JSON values. The trait is deliberately small (seven calls) so that tests can
 //! wrap it, e.g. to fail the Nth call and check that a re-run converges.
