@@ -509,6 +509,44 @@ fn a_run_failing_at_any_call_converges_when_run_again() {
             n - 1
         );
     }
+
+    // Delete: a fault at any call, then a second delete, leaves only what delete must keep.
+    let mut n = 1;
+    loop {
+        let ns = format!("d-{n}");
+        apply_instance(&c, &request(&ns, "", tmp.path()), &mut |_| {}).expect("install");
+        let del = DeleteRequest {
+            name: "t".into(),
+            namespace: ns.clone(),
+            dry_run: false,
+            wait: true,
+            timeout: Duration::from_secs(20),
+            poll: Duration::from_millis(50),
+        };
+        let faulty = Faulty {
+            inner: &c,
+            fail_at: n,
+            calls: Cell::new(0),
+        };
+        let fired = delete_instance(&faulty, &del, &mut |_| {}).is_err();
+        if fired {
+            delete_instance(&c, &del, &mut |_| {}).expect("second delete");
+        }
+        assert_eq!(
+            state(&c, &ns),
+            [
+                r#"ConfigMap/t-kept owner="t" data={"v":"kept"}"#.to_string(),
+                "role exists=false".to_string()
+            ],
+            "delete with a fault at call {n}"
+        );
+        if !fired {
+            break;
+        }
+        n += 1;
+    }
+    assert!(n > 10, "faults injected at only {n} calls of delete");
+    eprintln!("delete: converged after a fault at each of {} calls", n - 1);
 }
 
 /// Marks a Deployment ready through its status subresource, as its controller would.
