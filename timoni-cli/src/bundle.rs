@@ -24,6 +24,13 @@ enum Command {
     /// Validate a bundle and list its instances.
     #[command(alias = "lint")]
     Vet(VetArgs),
+    /// Apply the instances of a bundle on the runtime's clusters.
+    Apply(crate::bundle_cluster::ApplyArgs),
+    /// Delete the instances of a bundle from the runtime's clusters.
+    #[command(aliases = ["rm", "uninstall"])]
+    Delete(crate::bundle_cluster::DeleteArgs),
+    /// Show the status of a bundle's instances on the runtime's clusters.
+    Status(crate::bundle_cluster::StatusArgs),
 }
 
 /// The flags every bundle command shares.
@@ -90,6 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Build(a) => build(a),
         Command::Vet(a) => vet(a),
+        Command::Apply(a) => crate::bundle_cluster::apply(a),
+        Command::Delete(a) => crate::bundle_cluster::delete(a),
+        Command::Status(a) => crate::bundle_cluster::status(a),
     }
 }
 

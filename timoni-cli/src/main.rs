@@ -1,14 +1,21 @@
 //! The `timoni` command line: clap structs, then one call into `timoni-core` per subcommand, then
 //! rendering. Errors are rendered with miette and exit non-zero with one clear message.
 
+mod apply;
 mod build;
 mod bundle;
+mod bundle_cluster;
 mod cue;
+mod delete;
 mod fmt;
+mod inspect;
 mod krm;
+mod kube;
+mod list;
 mod module;
 mod oci_cmds;
 mod runtime;
+mod status;
 mod vendor;
 mod version;
 
@@ -26,6 +33,19 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Install or upgrade a module instance on the cluster.
+    #[command(aliases = ["install", "upgrade"])]
+    Apply(apply::Args),
+    /// Delete a module instance and the objects it applied.
+    #[command(alias = "uninstall")]
+    Delete(delete::Args),
+    /// Show the status of an instance's objects.
+    Status(status::Args),
+    /// List the instances on the cluster.
+    #[command(alias = "ls")]
+    List(list::Args),
+    /// Inspect what an instance's inventory records.
+    Inspect(inspect::Args),
     /// Render an instance's Kubernetes objects to stdout.
     #[command(alias = "template")]
     Build(build::Args),
@@ -77,6 +97,11 @@ fn main() -> ExitCode {
     }));
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Apply(args) => apply::run(args),
+        Command::Delete(args) => delete::run(args),
+        Command::Status(args) => status::run(args),
+        Command::List(args) => list::run(args),
+        Command::Inspect(args) => inspect::run(args),
         Command::Build(args) => build::run(args),
         Command::Bundle(args) => bundle::run(args),
         Command::Runtime(args) => runtime::run(args),

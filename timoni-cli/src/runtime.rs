@@ -1,10 +1,11 @@
 //! `timoni runtime build`: the runtime values of every selected cluster, `KEY: value` sorted by
-//! key. Values read from a cluster need the cluster client and are not supported yet.
+//! key; values with queries are read from each cluster through its kube context.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use timoni_core::bundle::{self, BundleRequest};
+use timoni_core::bundle::BundleRequest;
+use timoni_core::cluster::runtime_values::runtime_values;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -32,6 +33,8 @@ struct BuildArgs {
     /// The directory whose cue.mod runtimes import packages from.
     #[arg(long = "workdir")]
     workdir: Option<PathBuf>,
+    #[command(flatten)]
+    kube: crate::kube::KubeFlags,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -43,7 +46,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         workdir: args.workdir,
         ..BundleRequest::default()
     };
-    let clusters = bundle::runtime_values(&req).map_err(|e| {
+    let connector = timoni_core::cluster::kube::KubeConnector {
+        base: args.kube.options(),
+    };
+    let clusters = runtime_values(&connector, &req).map_err(|e| {
         anyhow::anyhow!("runtime build failed: {}", crate::relative(&e.to_string()))
     })?;
     for (cluster, values) in clusters {

@@ -632,3 +632,140 @@ fn fn_is_hermetic_oci_modules_come_from_the_cache_unless_the_network_is_allowed(
     );
     assert_eq!(String::from_utf8(cached.stdout).unwrap(), generated);
 }
+
+#[path = "../../timoni-core/tests/common/envtest.rs"]
+mod envtest;
+
+/// `timoni apply` of an `oci://` module: pulled by version, applied, and recorded with its
+/// repository, version and digest in the inventory.
+#[test]
+fn apply_of_an_oci_module_records_its_reference() {
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let home = reg.dir.path().join("home");
+    let url = format!("oci://127.0.0.1:{}/starter", reg.port);
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../timoni-core/blueprints/starter");
+    let pushed: serde_json::Value = serde_json::from_str(&ok(timoni(
+        &home,
+        &[
+            "mod",
+            "push",
+            module.to_str().unwrap(),
+            &url,
+            "-v",
+            "1.2.3",
+            "-o",
+            "json",
+        ],
+    )))
+    .unwrap();
+    let kubeconfig = env.kubeconfig();
+    let kc = kubeconfig.to_str().unwrap();
+    let applied = timoni(
+        &home,
+        &[
+            "apply",
+            "demo",
+            &url,
+            "-v",
+            "1.2.3",
+            "-n",
+            "apps",
+            "--wait=false",
+            "--kubeconfig",
+            kc,
+        ],
+    );
+    let log = String::from_utf8_lossy(&applied.stderr);
+    assert!(applied.status.success(), "{log}");
+    assert!(log.contains("Deployment/apps/demo created"), "{log}");
+    let module_yaml = ok(timoni(
+        &home,
+        &[
+            "inspect",
+            "module",
+            "demo",
+            "-n",
+            "apps",
+            "--kubeconfig",
+            kc,
+        ],
+    ));
+    assert_eq!(
+        module_yaml,
+        format!(
+            "digest: {}\nname: timoni.sh/blueprint\nrepository: {url}\nversion: 1.2.3\n",
+            pushed["digest"].as_str().unwrap()
+        )
+    );
+    // The module version reaches the objects (`moduleVersion`).
+    let values = ok(timoni(
+        &home,
+        &["status", "demo", "-n", "apps", "--kubeconfig", kc],
+    ));
+    assert!(values.contains(&format!("module {url}:1.2.3")), "{values}");
+    // A bundle of the same module: pulled once, applied, recorded with the bundle.
+    let bundle = reg.dir.path().join("bundle.cue");
+    std::fs::write(
+        &bundle,
+        format!(
+            "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"oci\"\n\tinstances: {{\n\
+             \t\tone: {{module: {{url: \"{url}\", version: \"1.2.3\"}}, namespace: \"b1\"}}\n\
+             \t\ttwo: {{module: {{url: \"{url}\", version: \"1.2.3\"}}, namespace: \"b2\"}}\n\t}}\n}}\n"
+        ),
+    )
+    .unwrap();
+    let b = timoni(
+        &home,
+        &[
+            "bundle",
+            "apply",
+            "-f",
+            bundle.to_str().unwrap(),
+            "--wait=false",
+            "--kubeconfig",
+            kc,
+        ],
+    );
+    let log = String::from_utf8_lossy(&b.stderr);
+    assert!(b.status.success(), "{log}");
+    assert!(
+        log.contains("b:oci > i:two Deployment/b2/two created"),
+        "{log}"
+    );
+    let listed = ok(timoni(
+        &home,
+        &["list", "-A", "--bundle", "oci", "--kubeconfig", kc],
+    ));
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+    assert!(
+        listed.contains(&format!("one\tb1\t{url}\t1.2.3\t")),
+        "{listed}"
+    );
+
+    // A digest that does not match fails before anything is applied.
+    let bad = timoni(
+        &home,
+        &[
+            "apply",
+            "demo",
+            &url,
+            "-v",
+            "1.2.3",
+            "-d",
+            "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            "-n",
+            "apps",
+            "--wait=false",
+            "--kubeconfig",
+            kc,
+        ],
+    );
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("digest"), "{err}");
+}

@@ -285,6 +285,17 @@ fn label_name(l: &ast::Label) -> Option<String> {
     }
 }
 
+/// The build options of one bundle instance of a local (`file://`, or already fetched) module.
+pub fn instance_options(bi: &BundleInstance, package: &str) -> Result<BuildOptions> {
+    let Some(dir) = &bi.module_dir else {
+        return Err(Error::Unsupported(format!(
+            "instance {}: {}: an OCI module must be fetched first (see build_all_with)",
+            bi.name, bi.url
+        )));
+    };
+    Ok(options_at(bi, dir, DEVEL_VERSION, package))
+}
+
 /// Builds one bundle instance of a local (`file://`) module.
 pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstance> {
     let Some(dir) = &bi.module_dir else {
@@ -296,18 +307,29 @@ pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstanc
     build_instance_at(bi, dir, DEVEL_VERSION, package)
 }
 
-/// Builds one bundle instance from the module in `dir`, with `module_version` as the
-/// `moduleVersion` tag variable.
+/// The build options of a bundle instance whose module is in `dir`, with `module_version` as
+/// the `moduleVersion` tag variable.
+fn options_at(
+    bi: &BundleInstance,
+    dir: &Path,
+    module_version: &str,
+    package: &str,
+) -> BuildOptions {
+    let mut opts = BuildOptions::new(&bi.name, &bi.namespace, &dir.display().to_string());
+    opts.package = package.to_string();
+    opts.values_data = vec![bi.values.clone()];
+    opts.module_version = module_version.to_string();
+    opts
+}
+
+/// Builds one bundle instance from the module in `dir`.
 fn build_instance_at(
     bi: &BundleInstance,
     dir: &Path,
     module_version: &str,
     package: &str,
 ) -> Result<BuiltInstance> {
-    let mut opts = BuildOptions::new(&bi.name, &bi.namespace, &dir.display().to_string());
-    opts.package = package.to_string();
-    opts.values_data = vec![bi.values.clone()];
-    opts.module_version = module_version.to_string();
+    let opts = options_at(bi, dir, module_version, package);
     instance::build(&opts).map_err(|e| match e {
         Error::Objects(errs) => Error::Objects(
             errs.into_iter()
@@ -417,18 +439,33 @@ pub fn request_runtime(req: &BundleRequest) -> Result<runtime::Runtime> {
 }
 
 /// The selected clusters, each with its runtime values: the environment (with
-/// `--runtime-from-env`), then the cluster's name and group.
+/// `--runtime-from-env`), then the cluster's name and group. Runtimes that read values from
+/// clusters need [`runtime_values_with`].
 pub fn runtime_values(
     req: &BundleRequest,
 ) -> Result<Vec<(runtime::Cluster, BTreeMap<String, String>)>> {
-    let rt = request_runtime(req)?;
-    if !rt.queries.is_empty() {
-        return Err(Error::Unsupported(format!(
-            "runtime {:?}: values read from a cluster ({}) are not supported yet",
+    runtime_values_with(req, &mut |rt, _| {
+        Err(Error::Unsupported(format!(
+            "runtime {:?}: values read from a cluster ({}) need a cluster; this command does \
+             not read them yet",
             rt.name,
             rt.queries.join(", ")
-        )));
-    }
+        )))
+    })
+}
+
+/// Reads the query values of a runtime on one of its clusters.
+pub type QueryFn<'a> =
+    dyn FnMut(&runtime::Runtime, &runtime::Cluster) -> Result<BTreeMap<String, String>> + 'a;
+
+/// The selected clusters, each with its runtime values in Timoni's precedence: the environment
+/// (with `--runtime-from-env`), then what `query` reads from the cluster (called only when
+/// the runtime has `values`), then the cluster's name and group.
+pub fn runtime_values_with(
+    req: &BundleRequest,
+    query: &mut QueryFn,
+) -> Result<Vec<(runtime::Cluster, BTreeMap<String, String>)>> {
+    let rt = request_runtime(req)?;
     let clusters = rt.select(&req.cluster, &req.group);
     if clusters.is_empty() {
         return Err(Error::Bundle(format!(
@@ -436,14 +473,16 @@ pub fn runtime_values(
             req.cluster, req.group
         )));
     }
-    Ok(clusters
-        .into_iter()
-        .map(|c| {
-            let mut values = req.env.clone().unwrap_or_default();
-            values.extend(c.values());
-            (c, values)
-        })
-        .collect())
+    let mut out = Vec::new();
+    for c in clusters {
+        let mut values = req.env.clone().unwrap_or_default();
+        if !rt.values.is_empty() {
+            values.extend(query(&rt, &c)?);
+        }
+        values.extend(c.values());
+        out.push((c, values));
+    }
+    Ok(out)
 }
 
 /// `bundle vet`: the bundle evaluated for every selected cluster.

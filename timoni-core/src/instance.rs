@@ -60,6 +60,8 @@ pub struct BuildOptions {
     pub module_version: String,
     /// The `kubeVersion` tag variable.
     pub kube_version: String,
+    /// Extra CUE files of the package, added in memory (name in the package dir, text).
+    pub extra_files: Vec<(String, String)>,
 }
 
 impl BuildOptions {
@@ -77,6 +79,7 @@ impl BuildOptions {
             debug: false,
             module_version: DEVEL_VERSION.to_string(),
             kube_version: default_kube_version(),
+            extra_files: Vec::new(),
         }
     }
 }
@@ -107,6 +110,8 @@ pub struct BuiltInstance {
     pub apply_sets: Vec<ApplySet>,
     /// Image references found in the config, sorted and deduplicated.
     pub images: Vec<String>,
+    /// The merged values (`values` of the instance), `Null` when they are not concrete.
+    pub values: Data,
 }
 
 impl BuiltInstance {
@@ -265,6 +270,9 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
         overlay.insert(values_path, values::values_file(&opts.package, &merged));
     }
 
+    for (name, text) in &opts.extra_files {
+        overlay.insert(pkg_dir.join(name), text.clone());
+    }
     let mut cfg = Config::new(&root);
     cfg.overlay = overlay;
     cfg.tags = vec![
@@ -376,6 +384,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
     }
     images.sort();
     images.dedup();
+    let values = export_path(&mut inst, &["values"]).unwrap_or(Data::Null);
     Ok(BuiltInstance {
         name: opts.name.clone(),
         namespace: opts.namespace.clone(),
@@ -383,6 +392,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
         module_root: root,
         apply_sets,
         images,
+        values,
     })
 }
 

@@ -8,10 +8,12 @@
 //! OCI distribution of modules and artifacts; [`krm`], Timoni as a KRM function (`timoni fn`);
 //! [`vendor`], the schema generators of `timoni mod
 //! vendor crd` and of the Kubernetes schemas of the starter blueprint; and [`blueprint`], the
-//! embedded starter of `timoni mod init`.
+//! embedded starter of `timoni mod init`; and [`cluster`], the cluster side: the `Cluster` trait
+//! over `kube`, the apply engine, the inventory Secret, prune, delete, status and list.
 
 pub mod blueprint;
 pub mod bundle;
+pub mod cluster;
 pub mod config_doc;
 pub mod error;
 pub mod fmt;

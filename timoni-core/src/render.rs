@@ -703,7 +703,8 @@ const KIND_LAST: &[&str] = &[
     "ValidatingWebhookConfiguration",
 ];
 
-fn kind_rank(kind: &str) -> usize {
+/// The rank of a kind in the server-side apply order (lower first).
+pub fn kind_rank(kind: &str) -> usize {
     if let Some(i) = KIND_FIRST.iter().position(|k| *k == kind) {
         i
     } else if let Some(i) = KIND_LAST.iter().position(|k| *k == kind) {

@@ -10,8 +10,8 @@
 //!
 //! A runtime file (`runtime: {apiVersion, name, clusters?, values?}`) names clusters with a group
 //! each; without clusters there is one implicit cluster `_default`. Runtime values read from a
-//! cluster (`values` with queries) need the cluster client, which this offline build does not
-//! have: they are reported as not supported yet.
+//! cluster (`values` with queries) are read by `crate::cluster::runtime_values`; the offline
+//! commands report them as needing a cluster.
 
 use std::collections::BTreeMap;
 
@@ -66,8 +66,21 @@ impl Cluster {
 pub struct Runtime {
     pub name: String,
     pub clusters: Vec<Cluster>,
-    /// `values` entries (each one reads an object from a cluster).
+    /// The queries of the `values` entries (each one reads an object from a cluster).
     pub queries: Vec<String>,
+    /// The `values` entries in full.
+    pub values: Vec<RuntimeValue>,
+}
+
+/// One `values` entry of a runtime: read the object of `query` and set each variable of `for`
+/// to the CUE expression's value (with `obj` bound to the object).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeValue {
+    pub query: String,
+    /// Variable name and expression, in declaration order.
+    pub for_: Vec<(String, String)>,
+    /// A missing object is skipped instead of failing.
+    pub optional: bool,
 }
 
 impl Runtime {
@@ -77,6 +90,7 @@ impl Runtime {
             name: String::new(),
             clusters: vec![Cluster::default_cluster()],
             queries: Vec::new(),
+            values: Vec::new(),
         }
     }
 
@@ -126,15 +140,32 @@ pub fn runtime_from_data(d: &Data) -> Result<Runtime> {
         clusters.push(Cluster::default_cluster());
     }
     let mut queries = Vec::new();
+    let mut values = Vec::new();
     if let Some(Data::List(vs)) = crate::meta::get(rt, &["values"]) {
         for v in vs {
-            queries.push(get_str(v, &["query"]).unwrap_or_default().to_string());
+            let query = get_str(v, &["query"]).unwrap_or_default().to_string();
+            let mut for_ = Vec::new();
+            if let Some(Data::Struct(fs)) = crate::meta::get(v, &["for"]) {
+                for f in fs {
+                    if let Data::String(expr) = &f.value {
+                        for_.push((f.name.clone(), expr.clone()));
+                    }
+                }
+            }
+            let optional = matches!(crate::meta::get(v, &["optional"]), Some(Data::Bool(true)));
+            queries.push(query.clone());
+            values.push(RuntimeValue {
+                query,
+                for_,
+                optional,
+            });
         }
     }
     Ok(Runtime {
         name,
         clusters,
         queries,
+        values,
     })
 }
 

@@ -1,0 +1,194 @@
+//! `timoni apply NAME MODULE` (aliases `install`, `upgrade`): builds the instance with the
+//! cluster's Kubernetes version and applies it (see `timoni_core::cluster::apply`), logging each
+//! change on stderr as Timoni does (`Kind/namespace/name created`).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instance};
+use timoni_core::cluster::inventory::ModuleReference;
+use timoni_core::instance::BuildOptions;
+use timoni_core::oci::ArtifactUrl;
+
+use crate::kube::KubeFlags;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The instance name.
+    name: String,
+    /// The module: a local directory, a file:// URL or an oci:// URL.
+    module: String,
+    /// The module version (OCI modules only).
+    #[arg(short = 'v', long = "version", default_value = "latest")]
+    version: String,
+    /// The module digest (OCI modules only).
+    #[arg(short = 'd', long = "digest")]
+    digest: Option<String>,
+    /// The CUE package of the instance.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<String>,
+    /// Recreate objects whose immutable fields changed.
+    #[arg(long)]
+    force: bool,
+    /// Take over an instance owned by a bundle.
+    #[arg(long = "overwrite-ownership")]
+    overwrite_ownership: bool,
+    /// Server-side dry run: report the changes, persist nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// With --dry-run: print the diff of each change (Secret data masked).
+    #[arg(long)]
+    diff: bool,
+    /// Wait for the applied objects to become ready.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    /// Registry credentials (`user:password`, or a token).
+    #[arg(long)]
+    creds: Option<String>,
+    #[command(flatten)]
+    oci: crate::oci_cmds::OciFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+/// A module fetched from a registry: its directory (kept alive by the temp dir) and reference.
+struct Fetched {
+    _tmp: tempfile::TempDir,
+    dir: String,
+    module: ModuleReference,
+}
+
+/// Pulls an `oci://` module (version `-v`, digest `-d`) into a temporary directory.
+fn fetch(args: &Args) -> anyhow::Result<Fetched> {
+    let url = ArtifactUrl::parse(&args.module)?;
+    let registry = crate::oci_cmds::connect(&url, args.creds.as_deref(), &args.oci)?;
+    let tmp = tempfile::tempdir()?;
+    let version = (args.version != "latest").then_some(args.version.as_str());
+    let fetched = timoni_core::oci::fetch_module(
+        &registry,
+        &url,
+        version,
+        args.digest.as_deref(),
+        tmp.path(),
+        &crate::oci_cmds::cache(&args.oci),
+    )?;
+    Ok(Fetched {
+        dir: fetched.dir.display().to_string(),
+        module: ModuleReference {
+            name: String::new(),
+            repository: fetched.repository,
+            version: fetched.version,
+            digest: fetched.digest,
+            annotations: fetched.annotations,
+        },
+        _tmp: tmp,
+    })
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let fetched = if args.module.starts_with("oci://") {
+        Some(fetch(&args)?)
+    } else {
+        None
+    };
+    let (cluster, namespace) = args.kube.connect()?;
+    let module_dir = fetched
+        .as_ref()
+        .map_or(args.module.clone(), |f| f.dir.clone());
+    let mut build = BuildOptions::new(&args.name, &namespace, &module_dir);
+    build.package = args.package.clone();
+    build.values = crate::build::values_sources(&args.values)?;
+    let mut req = ApplyRequest::new(build);
+    if let Some(f) = &fetched {
+        req.module = f.module.clone();
+    }
+    req.dry_run = args.dry_run || args.diff;
+    req.diff = args.diff;
+    req.force = args.force;
+    req.overwrite_ownership = args.overwrite_ownership;
+    req.wait = args.wait;
+    req.timeout = args.kube.timeout;
+    req.poll = poll_interval();
+    let mut log = Log {
+        dry: req.dry_run,
+        name: args.name.clone(),
+        namespace: namespace.clone(),
+        spinner: None,
+    };
+    let result = apply_instance(&cluster, &req, &mut |e| log.event(e));
+    log.finish();
+    match result {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
+            "{m}. Apply with \"--overwrite-ownership\" to gain instance ownership."
+        )),
+        Err(ApplyError::Build(e)) => Err(anyhow::anyhow!(
+            "build failed: {}",
+            crate::relative(&e.to_string())
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The readiness poll interval: Timoni's 5s, or `TIMONI_POLL_INTERVAL` (tests).
+pub fn poll_interval() -> Duration {
+    std::env::var("TIMONI_POLL_INTERVAL")
+        .ok()
+        .and_then(|v| crate::kube::parse_duration(&v).ok())
+        .unwrap_or(Duration::from_secs(5))
+}
+
+/// Renders apply events on stderr; while waiting, a spinner shows what is pending when stderr
+/// is a terminal.
+struct Log {
+    dry: bool,
+    name: String,
+    namespace: String,
+    spinner: Option<indicatif::ProgressBar>,
+}
+
+impl Log {
+    fn finish(&mut self) {
+        if let Some(s) = self.spinner.take() {
+            s.finish_and_clear();
+        }
+    }
+
+    fn event(&mut self, e: &Event) {
+        match e {
+            Event::Start { install, .. } if !self.dry => {
+                let verb = if *install { "installing" } else { "upgrading" };
+                eprintln!("{verb} {} in namespace {}", self.name, self.namespace);
+            }
+            Event::Start { .. } => {}
+            Event::Change(c) => {
+                let suffix = if self.dry { " (server dry run)" } else { "" };
+                eprintln!("{} {}{suffix}", c.object, c.action);
+                if let Some(d) = &c.diff {
+                    print!("{d}");
+                }
+            }
+            Event::Waiting { count, .. } => {
+                eprintln!("waiting for {count} resource(s) to become ready...");
+                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    let s = indicatif::ProgressBar::new_spinner();
+                    s.enable_steady_tick(std::time::Duration::from_millis(120));
+                    self.spinner = Some(s);
+                }
+            }
+            Event::Progress { pending, .. } => {
+                if let Some(s) = &self.spinner {
+                    s.set_message(pending.join(", "));
+                }
+            }
+            Event::Ready { .. } => {
+                self.finish();
+                eprintln!("resources are ready");
+            }
+        }
+    }
+}

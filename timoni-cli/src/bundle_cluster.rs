@@ -1,0 +1,305 @@
+//! `timoni bundle apply|delete|status`: bundles on the clusters of a runtime, one kube context
+//! per runtime cluster, in runtime order; log lines carry Timoni's callers
+//! (`b:<bundle> > c:<cluster> > i:<instance>`).
+
+use std::process::ExitCode;
+
+use timoni_core::cluster::apply::{ApplyError, Event};
+use timoni_core::cluster::bundle::{
+    BundleApplyRequest, BundleEvent, ModuleFetcher, apply_bundle, bundle_status, delete_bundle,
+};
+use timoni_core::cluster::inventory::ModuleReference;
+use timoni_core::cluster::kube::KubeConnector;
+use timoni_core::oci::ArtifactUrl;
+
+use crate::bundle::{RuntimeFlags, read_files};
+use crate::kube::KubeFlags;
+
+#[derive(clap::Args, Debug)]
+pub struct ApplyArgs {
+    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified.
+    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    files: Vec<String>,
+    /// The CUE package of the modules.
+    #[arg(short = 'p', long = "package", default_value = "main")]
+    package: String,
+    /// Recreate objects whose immutable fields changed.
+    #[arg(long)]
+    force: bool,
+    /// Take over instances owned by another bundle (or by none).
+    #[arg(long = "overwrite-ownership")]
+    overwrite_ownership: bool,
+    /// Server-side dry run: report the changes, persist nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// With --dry-run: print the diff of each change (Secret data masked).
+    #[arg(long)]
+    diff: bool,
+    /// Wait for the applied objects to become ready.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    /// Registry credentials (`user:password`, or a token).
+    #[arg(long)]
+    creds: Option<String>,
+    #[command(flatten)]
+    oci: crate::oci_cmds::OciFlags,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+/// Pulls the `oci://` modules of a bundle into a temporary directory, once per URL, version
+/// and digest.
+struct OciFetcher<'a> {
+    creds: Option<&'a str>,
+    flags: &'a crate::oci_cmds::OciFlags,
+    tmp: tempfile::TempDir,
+    fetched: std::cell::RefCell<Vec<(String, std::path::PathBuf, ModuleReference)>>,
+}
+
+impl ModuleFetcher for OciFetcher<'_> {
+    fn fetch(
+        &self,
+        bi: &timoni_core::bundle::BundleInstance,
+    ) -> timoni_core::Result<(std::path::PathBuf, ModuleReference)> {
+        let key = format!(
+            "{}|{}|{}",
+            bi.url,
+            bi.version,
+            bi.digest.as_deref().unwrap_or("")
+        );
+        if let Some((_, dir, m)) = self.fetched.borrow().iter().find(|(k, ..)| *k == key) {
+            return Ok((dir.clone(), m.clone()));
+        }
+        let fail = |e: &dyn std::fmt::Display| {
+            timoni_core::Error::Bundle(format!("instance {}: {}: {e}", bi.name, bi.url))
+        };
+        let url = ArtifactUrl::parse(&bi.url).map_err(|e| fail(&e))?;
+        let registry =
+            crate::oci_cmds::connect(&url, self.creds, self.flags).map_err(|e| fail(&e))?;
+        let dest = self
+            .tmp
+            .path()
+            .join(self.fetched.borrow().len().to_string());
+        let version =
+            (!bi.version.is_empty() && bi.version != "latest").then_some(bi.version.as_str());
+        let f = timoni_core::oci::fetch_module(
+            &registry,
+            &url,
+            version,
+            bi.digest.as_deref(),
+            &dest,
+            &crate::oci_cmds::cache(self.flags),
+        )
+        .map_err(|e| fail(&e))?;
+        let m = ModuleReference {
+            name: String::new(),
+            repository: f.repository,
+            version: f.version,
+            digest: f.digest,
+            annotations: f.annotations,
+        };
+        self.fetched
+            .borrow_mut()
+            .push((key, f.dir.clone(), m.clone()));
+        Ok((f.dir, m))
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DeleteArgs {
+    /// The bundle name (default: `bundle.name` of the -f files).
+    name: Option<String>,
+    /// Bundle files to read the name from.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    files: Vec<String>,
+    /// Report what would be deleted, delete nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// Wait for the objects to be finalized.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// The bundle name (default: `bundle.name` of the -f files).
+    name: Option<String>,
+    /// Bundle files to read the name from.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    files: Vec<String>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+fn caller(bundle: &str, cluster: &str, instance: &str) -> String {
+    let mut s = format!("b:{bundle}");
+    if !cluster.is_empty() {
+        s.push_str(&format!(" > c:{cluster}"));
+    }
+    if !instance.is_empty() {
+        s.push_str(&format!(" > i:{instance}"));
+    }
+    s
+}
+
+/// Logs bundle events with their callers.
+struct Logger {
+    bundle: String,
+    cluster: String,
+    instance: String,
+    dry: bool,
+    /// `applying` or `deleting`.
+    verb: &'static str,
+}
+
+impl Logger {
+    fn log(&mut self, e: BundleEvent) {
+        match e {
+            BundleEvent::Cluster(c) => self.cluster = c.name.clone(),
+            BundleEvent::Bundle(b) => self.bundle = b.to_string(),
+            BundleEvent::Instance { name, namespace } => {
+                self.instance = name.to_string();
+                eprintln!(
+                    "{} {} instance in namespace {namespace}",
+                    caller(&self.bundle, &self.cluster, name),
+                    self.verb
+                );
+            }
+            BundleEvent::Apply(Event::Change(c)) | BundleEvent::Delete(c) => {
+                let suffix = if self.dry { " (server dry run)" } else { "" };
+                eprintln!(
+                    "{} {} {}{suffix}",
+                    caller(&self.bundle, &self.cluster, &self.instance),
+                    c.object,
+                    c.action
+                );
+                if let Some(d) = &c.diff {
+                    print!("{d}");
+                }
+            }
+            BundleEvent::Apply(Event::Ready { .. }) => eprintln!(
+                "{} resources are ready",
+                caller(&self.bundle, &self.cluster, &self.instance)
+            ),
+            BundleEvent::Apply(_) => {}
+        }
+    }
+}
+
+fn bundle_name(
+    name: Option<String>,
+    files: &[String],
+    runtime: &RuntimeFlags,
+    connector: &KubeConnector,
+) -> anyhow::Result<String> {
+    if let Some(n) = name {
+        return Ok(n);
+    }
+    if files.is_empty() {
+        anyhow::bail!("a bundle name or -f/--file is required");
+    }
+    let req = runtime.request(read_files(files)?)?;
+    Ok(timoni_core::cluster::bundle::bundle_name(connector, &req)?)
+}
+
+pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+    let req = BundleApplyRequest {
+        bundle: args.runtime.request(read_files(&args.files)?)?,
+        package: args.package,
+        dry_run: args.dry_run || args.diff,
+        diff: args.diff,
+        force: args.force,
+        overwrite_ownership: args.overwrite_ownership,
+        wait: args.wait,
+        timeout: args.kube.timeout,
+        poll: crate::apply::poll_interval(),
+    };
+    let connector = KubeConnector {
+        base: args.kube.options(),
+    };
+    let mut logger = Logger {
+        bundle: String::new(),
+        cluster: String::new(),
+        instance: String::new(),
+        dry: req.dry_run,
+        verb: "applying",
+    };
+    let fetcher = OciFetcher {
+        creds: args.creds.as_deref(),
+        flags: &args.oci,
+        tmp: tempfile::tempdir()?,
+        fetched: Default::default(),
+    };
+    match apply_bundle(&connector, &fetcher, &req, &mut |e| logger.log(e)) {
+        Ok(_) => {
+            eprintln!("{} applied successfully", caller(&logger.bundle, "", ""));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
+            "{m}. Apply with \"--overwrite-ownership\" to gain instance ownership."
+        )),
+        Err(e) => Err(anyhow::anyhow!("{}", crate::relative(&e.to_string()))),
+    }
+}
+
+pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
+    let connector = KubeConnector {
+        base: args.kube.options(),
+    };
+    let name = bundle_name(args.name, &args.files, &args.runtime, &connector)?;
+    let req = args.runtime.request(Vec::new())?;
+    let mut logger = Logger {
+        bundle: name.clone(),
+        cluster: String::new(),
+        instance: String::new(),
+        dry: args.dry_run,
+        verb: "deleting",
+    };
+    delete_bundle(
+        &connector,
+        &req,
+        &name,
+        args.dry_run,
+        args.wait,
+        args.kube.timeout,
+        crate::apply::poll_interval(),
+        &mut |e| logger.log(e),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let connector = KubeConnector {
+        base: args.kube.options(),
+    };
+    let name = bundle_name(args.name, &args.files, &args.runtime, &connector)?;
+    let req = args.runtime.request(Vec::new())?;
+    for (c, per) in bundle_status(&connector, &req, &name)? {
+        let cluster = if c.is_default() { "" } else { c.name.as_str() };
+        if per.is_empty() {
+            eprintln!("{} no instances found", caller(&name, cluster, ""));
+        }
+        for (rec, objects) in per {
+            let who = caller(&name, cluster, &rec.metadata.name);
+            println!("{who} last applied {}", rec.last_transition_time);
+            println!(
+                "{who} module {}:{}",
+                rec.module.repository, rec.module.version
+            );
+            for o in objects {
+                println!("{who} {} {} {}", o.object, o.status, o.message);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

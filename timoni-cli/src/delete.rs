@@ -1,0 +1,43 @@
+//! `timoni delete NAME` (alias `uninstall`): deletes the objects of an instance's inventory in
+//! reverse apply order, then its inventory.
+
+use std::process::ExitCode;
+
+use timoni_core::cluster::ops::{DeleteRequest, delete_instance};
+
+use crate::kube::KubeFlags;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The instance name.
+    name: String,
+    /// Report what would be deleted, delete nothing.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// Wait for the objects to be finalized.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (cluster, namespace) = args.kube.connect()?;
+    let req = DeleteRequest {
+        name: args.name,
+        namespace,
+        dry_run: args.dry_run,
+        wait: args.wait,
+        timeout: args.kube.timeout,
+        poll: crate::apply::poll_interval(),
+    };
+    let suffix = if args.dry_run { " (dry run)" } else { "" };
+    delete_instance(&cluster, &req, &mut |c| {
+        eprintln!("{} {}{suffix}", c.object, c.action);
+    })?;
+    if !args.dry_run {
+        eprintln!("all resources have been deleted");
+    }
+    Ok(ExitCode::SUCCESS)
+}

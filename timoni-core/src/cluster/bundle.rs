@@ -1,0 +1,301 @@
+//! `timoni bundle apply|delete|status` across the clusters of a runtime: for each selected
+//! cluster in runtime order, the bundle is evaluated with that cluster's runtime values and
+//! reached through its kube context ([`Connector`]); instances are applied one after the other in
+//! declaration order, and the run stops at the first failure, before the next cluster.
+
+use std::time::Duration;
+
+use super::apply::Change;
+use super::apply::{ApplyError, ApplyReport, ApplyRequest, Event, apply_instance, read_stored};
+use super::inventory::ModuleReference;
+use super::ops::{DeleteRequest, ObjectStatus, delete_instance, instance_status, list_instances};
+use super::{Cluster, ClusterError};
+use crate::bundle::{self, BundleRequest, LoadOptions};
+use crate::instance::DEVEL_VERSION;
+use crate::runtime;
+
+/// Opens a connection to a runtime cluster (its kube context; empty for the current one).
+pub trait Connector {
+    fn connect(&self, cluster: &runtime::Cluster) -> Result<Box<dyn Cluster>, ClusterError>;
+}
+
+/// Fetches the `oci://` module of a bundle instance (`module.url`, `version`, `digest`) into a
+/// local directory, returning it with the module reference to record.
+pub trait ModuleFetcher {
+    fn fetch(
+        &self,
+        instance: &bundle::BundleInstance,
+    ) -> crate::Result<(std::path::PathBuf, ModuleReference)>;
+}
+
+/// A fetcher for bundles of local modules only.
+pub struct LocalOnly;
+
+impl ModuleFetcher for LocalOnly {
+    fn fetch(
+        &self,
+        instance: &bundle::BundleInstance,
+    ) -> crate::Result<(std::path::PathBuf, ModuleReference)> {
+        Err(crate::Error::Unsupported(format!(
+            "instance {}: {}: OCI modules need a registry client",
+            instance.name, instance.url
+        )))
+    }
+}
+
+/// How to apply a bundle.
+#[derive(Clone, Debug)]
+pub struct BundleApplyRequest {
+    pub bundle: BundleRequest,
+    pub package: String,
+    pub dry_run: bool,
+    pub diff: bool,
+    pub force: bool,
+    pub overwrite_ownership: bool,
+    pub wait: bool,
+    pub timeout: Duration,
+    pub poll: Duration,
+}
+
+/// Progress of a bundle operation.
+#[derive(Debug)]
+pub enum BundleEvent<'a> {
+    /// Work on a cluster starts (not sent for the implicit cluster).
+    Cluster(&'a runtime::Cluster),
+    /// The bundle's name, once it is evaluated for a cluster.
+    Bundle(&'a str),
+    /// Work on an instance starts.
+    Instance {
+        name: &'a str,
+        namespace: &'a str,
+    },
+    Apply(&'a Event),
+    Delete(&'a Change),
+}
+
+fn on(cluster: &runtime::Cluster, e: ApplyError) -> ApplyError {
+    if cluster.is_default() {
+        return e;
+    }
+    match e {
+        ApplyError::Cluster { what, err } => ApplyError::Cluster {
+            what: format!("cluster {}: {what}", cluster.name),
+            err,
+        },
+        ApplyError::Build(b) => ApplyError::Build(crate::Error::Bundle(format!(
+            "cluster {}: {b}",
+            cluster.name
+        ))),
+        ApplyError::Ownership(m) => ApplyError::Ownership(format!("cluster {}: {m}", cluster.name)),
+        ApplyError::NotReady(m) => ApplyError::NotReady(format!("cluster {}: {m}", cluster.name)),
+        ApplyError::Inventory(m) => ApplyError::Inventory(format!("cluster {}: {m}", cluster.name)),
+    }
+}
+
+/// The name of the bundle of `req`'s files, evaluated with the first selected cluster's
+/// runtime values.
+pub fn bundle_name(connector: &dyn Connector, req: &BundleRequest) -> Result<String, ApplyError> {
+    let clusters =
+        super::runtime_values::runtime_values(connector, req).map_err(ApplyError::Build)?;
+    let values = clusters
+        .into_iter()
+        .next()
+        .map(|(_, v)| v)
+        .unwrap_or_default();
+    let opts = LoadOptions {
+        runtime_values: values,
+        workdir: req.workdir.clone(),
+    };
+    let b = bundle::load_bundle(&req.files, &opts).map_err(ApplyError::Build)?;
+    Ok(b.name)
+}
+
+/// The selected clusters of a request (no runtime values needed).
+fn selected(req: &BundleRequest) -> Result<Vec<runtime::Cluster>, ApplyError> {
+    let rt = bundle::request_runtime(req).map_err(ApplyError::Build)?;
+    let clusters = rt.select(&req.cluster, &req.group);
+    if clusters.is_empty() {
+        return Err(ApplyError::Build(crate::Error::Bundle(format!(
+            "no cluster found (--runtime-cluster={:?} --runtime-group={:?})",
+            req.cluster, req.group
+        ))));
+    }
+    Ok(clusters)
+}
+
+fn connect(
+    connector: &dyn Connector,
+    cluster: &runtime::Cluster,
+) -> Result<Box<dyn Cluster>, ApplyError> {
+    connector
+        .connect(cluster)
+        .map_err(|err| ApplyError::Cluster {
+            what: format!("connecting to cluster {}", cluster.name),
+            err,
+        })
+}
+
+/// Applies the bundle on every selected cluster, in runtime order. Ownership is checked for
+/// every instance of a cluster before any is applied. Returns the reports per cluster.
+pub fn apply_bundle(
+    connector: &dyn Connector,
+    fetcher: &dyn ModuleFetcher,
+    req: &BundleApplyRequest,
+    events: &mut dyn FnMut(BundleEvent),
+) -> Result<Vec<(runtime::Cluster, Vec<ApplyReport>)>, ApplyError> {
+    let clusters =
+        super::runtime_values::runtime_values(connector, &req.bundle).map_err(ApplyError::Build)?;
+    let mut out = Vec::new();
+    for (rc, values) in clusters {
+        let opts = LoadOptions {
+            runtime_values: values,
+            workdir: req.bundle.workdir.clone(),
+        };
+        let b = bundle::load_bundle(&req.bundle.files, &opts)
+            .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+        events(BundleEvent::Bundle(&b.name));
+        if !rc.is_default() {
+            events(BundleEvent::Cluster(&rc));
+        }
+        let cluster = connect(connector, &rc)?;
+        if !req.overwrite_ownership {
+            for bi in &b.instances {
+                if let Some(s) = read_stored(cluster.as_ref(), &bi.name, &bi.namespace)
+                    .map_err(|e| on(&rc, e))?
+                    && s.instance.bundle() != Some(b.name.as_str())
+                {
+                    let msg = match s.instance.bundle() {
+                        Some(other) => format!(
+                            "instance ownership conflict encountered. Conflict: instance {:?} exists and is managed by another bundle {other:?}",
+                            bi.name
+                        ),
+                        None => format!(
+                            "instance ownership conflict encountered. Conflict: instance {:?} exists and is managed by no bundle",
+                            bi.name
+                        ),
+                    };
+                    return Err(on(&rc, ApplyError::Ownership(msg)));
+                }
+            }
+        }
+        let mut reports = Vec::new();
+        for bi in &b.instances {
+            events(BundleEvent::Instance {
+                name: &bi.name,
+                namespace: &bi.namespace,
+            });
+            let (bi, module) = match &bi.module_dir {
+                Some(_) => (
+                    bi.clone(),
+                    ModuleReference {
+                        repository: bi.url.clone(),
+                        version: DEVEL_VERSION.into(),
+                        ..Default::default()
+                    },
+                ),
+                None => {
+                    let (dir, module) = fetcher
+                        .fetch(bi)
+                        .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+                    let mut local = bi.clone();
+                    local.module_dir = Some(dir);
+                    (local, module)
+                }
+            };
+            let mut build = bundle::instance_options(&bi, &req.package)
+                .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+            build.module_version = module.version.clone();
+            let mut ar = ApplyRequest::new(build);
+            ar.module = module;
+            ar.bundle = Some(b.name.clone());
+            ar.dry_run = req.dry_run || req.diff;
+            ar.diff = req.diff;
+            ar.force = req.force;
+            ar.overwrite_ownership = true;
+            ar.wait = req.wait;
+            ar.timeout = req.timeout;
+            ar.poll = req.poll;
+            let report = apply_instance(cluster.as_ref(), &ar, &mut |e| {
+                events(BundleEvent::Apply(e))
+            })
+            .map_err(|e| on(&rc, e))?;
+            reports.push(report);
+        }
+        out.push((rc, reports));
+    }
+    Ok(out)
+}
+
+/// Deletes the instances of bundle `name` (in every namespace) on every selected cluster, in
+/// reverse order of creation.
+#[allow(clippy::too_many_arguments)]
+pub fn delete_bundle(
+    connector: &dyn Connector,
+    req: &BundleRequest,
+    name: &str,
+    dry_run: bool,
+    wait: bool,
+    timeout: Duration,
+    poll: Duration,
+    events: &mut dyn FnMut(BundleEvent),
+) -> Result<(), ApplyError> {
+    for rc in selected(req)? {
+        if !rc.is_default() {
+            events(BundleEvent::Cluster(&rc));
+        }
+        let cluster = connect(connector, &rc)?;
+        let mut instances =
+            list_instances(cluster.as_ref(), "", Some(name)).map_err(|e| on(&rc, e))?;
+        instances.reverse();
+        for rec in instances {
+            events(BundleEvent::Instance {
+                name: &rec.metadata.name,
+                namespace: &rec.metadata.namespace,
+            });
+            let dr = DeleteRequest {
+                name: rec.metadata.name.clone(),
+                namespace: rec.metadata.namespace.clone(),
+                dry_run,
+                wait,
+                timeout,
+                poll,
+            };
+            delete_instance(cluster.as_ref(), &dr, &mut |c| {
+                events(BundleEvent::Delete(c))
+            })
+            .map_err(|e| on(&rc, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The status of every instance of bundle `name` on each selected cluster.
+pub type BundleStatus = Vec<(
+    runtime::Cluster,
+    Vec<(super::inventory::InstanceRecord, Vec<ObjectStatus>)>,
+)>;
+
+/// `bundle status`: per selected cluster, each instance of the bundle with its objects' status.
+pub fn bundle_status(
+    connector: &dyn Connector,
+    req: &BundleRequest,
+    name: &str,
+) -> Result<BundleStatus, ApplyError> {
+    let mut out = Vec::new();
+    for rc in selected(req)? {
+        let cluster = connect(connector, &rc)?;
+        let mut per = Vec::new();
+        for rec in list_instances(cluster.as_ref(), "", Some(name)).map_err(|e| on(&rc, e))? {
+            per.push(
+                instance_status(
+                    cluster.as_ref(),
+                    &rec.metadata.name,
+                    &rec.metadata.namespace,
+                )
+                .map_err(|e| on(&rc, e))?,
+            );
+        }
+        out.push((rc, per));
+    }
+    Ok(out)
+}
