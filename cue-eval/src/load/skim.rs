@@ -100,28 +100,6 @@ impl Scanner<'_> {
         let mut start: Option<usize> = None;
         let mut last_end = 0usize;
         let mut last = Last::None;
-        let mut refs_from = 0usize;
-        let close = |chunks: &mut Vec<Chunk>,
-                     refs: &mut Vec<Ref>,
-                     start: &mut Option<usize>,
-                     end: usize,
-                     b: &[u8],
-                     refs_from: &mut usize| {
-            if let Some(st) = start.take() {
-                let mut own = refs.split_off(*refs_from);
-                if is_clause(&b[st..end]) {
-                    // The names in a package clause or an import bind; they do not refer.
-                    own.clear();
-                }
-                chunks.push(Chunk {
-                    start: st as u32,
-                    end: end as u32,
-                    label: field_label(b, st),
-                    refs: own,
-                });
-            }
-            *refs_from = refs.len();
-        };
         while self.i < self.b.len() {
             let c = self.b[self.i];
             match c {
@@ -129,28 +107,14 @@ impl Scanner<'_> {
                 b'\n' => {
                     self.i += 1;
                     if depth == 0 && last == Last::EndsLine && !self.continues_line() {
-                        close(
-                            &mut chunks,
-                            &mut self.refs,
-                            &mut start,
-                            last_end,
-                            self.b,
-                            &mut refs_from,
-                        );
+                        self.close(&mut chunks, &mut start, last_end);
                         last = Last::None;
                     }
                 }
                 b'/' if self.peek(1) == b'/' => self.comment(),
                 b',' if depth == 0 => {
                     self.i += 1;
-                    close(
-                        &mut chunks,
-                        &mut self.refs,
-                        &mut start,
-                        last_end,
-                        self.b,
-                        &mut refs_from,
-                    );
+                    self.close(&mut chunks, &mut start, last_end);
                     last = Last::None;
                 }
                 _ => {
@@ -165,15 +129,27 @@ impl Scanner<'_> {
         if depth != 0 {
             return None;
         }
-        close(
-            &mut chunks,
-            &mut self.refs,
-            &mut start,
-            last_end,
-            self.b,
-            &mut refs_from,
-        );
+        self.close(&mut chunks, &mut start, last_end);
         Some(Skim { chunks })
+    }
+
+    /// Ends the declaration that began at `start` (if any) at `end`, with the references
+    /// recorded since it began.
+    fn close(&mut self, chunks: &mut Vec<Chunk>, start: &mut Option<usize>, end: usize) {
+        let Some(st) = start.take() else {
+            return;
+        };
+        let mut refs = std::mem::take(&mut self.refs);
+        if is_clause(&self.b[st..end]) {
+            // The names in a package clause or an import bind; they do not refer.
+            refs.clear();
+        }
+        chunks.push(Chunk {
+            start: st as u32,
+            end: end as u32,
+            label: field_label(self.b, st),
+            refs,
+        });
     }
 
     /// Whether the next significant text starts with `:` or a single `,` (no comma is inserted).
