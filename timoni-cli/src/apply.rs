@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instance};
 use timoni_core::cluster::inventory::ModuleReference;
-use timoni_core::instance::BuildOptions;
-use timoni_core::oci::ArtifactUrl;
+use timoni_core::instance::{BuildOptions, open_module};
 
 use crate::kube::KubeFlags;
 
@@ -46,65 +45,38 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     wait: bool,
-    /// Registry credentials (`user:password`, or a token).
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: crate::oci_cmds::Creds,
     #[command(flatten)]
     oci: crate::oci_cmds::OciFlags,
     #[command(flatten)]
     kube: KubeFlags,
 }
 
-/// A module fetched from a registry: its directory (kept alive by the temp dir) and reference.
-struct Fetched {
-    _tmp: tempfile::TempDir,
-    dir: String,
-    module: ModuleReference,
-}
-
-/// Pulls an `oci://` module (version `-v`, digest `-d`) into a temporary directory.
-fn fetch(args: &Args) -> anyhow::Result<Fetched> {
-    let url = ArtifactUrl::parse(&args.module)?;
-    let registry = crate::oci_cmds::connect(&url, args.creds.as_deref(), &args.oci)?;
-    let tmp = tempfile::tempdir()?;
-    let version = (args.version != "latest").then_some(args.version.as_str());
-    let fetched = timoni_core::oci::fetch_module(
-        &registry,
-        &url,
-        version,
-        args.digest.as_deref(),
-        tmp.path(),
-        &crate::oci_cmds::cache(&args.oci),
-    )?;
-    Ok(Fetched {
-        dir: fetched.dir.display().to_string(),
-        module: ModuleReference {
-            name: String::new(),
-            repository: fetched.repository,
-            version: fetched.version,
-            digest: fetched.digest,
-            annotations: fetched.annotations,
-        },
-        _tmp: tmp,
-    })
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let fetched = if args.module.starts_with("oci://") {
-        Some(fetch(&args)?)
+    // An `oci://` module is pulled (`-v`, `-d`, the layer cache) into a temporary directory that
+    // lives as long as `source`; a local one is recorded as written.
+    let source = if args.module.starts_with("oci://") {
+        let fetcher = args.oci.fetcher(&args.creds, true);
+        Some(open_module(
+            &args.module,
+            Some(&args.version),
+            args.digest.as_deref(),
+            Some(&fetcher),
+        )?)
     } else {
         None
     };
     let (cluster, namespace) = args.kube.connect()?;
-    let module_dir = fetched
+    let module_dir = source
         .as_ref()
-        .map_or(args.module.clone(), |f| f.dir.clone());
+        .map_or(args.module.clone(), |s| s.dir.display().to_string());
     let mut build = BuildOptions::new(&args.name, &namespace, &module_dir);
     build.package = args.package.clone();
     build.values = crate::build::values_sources(&args.values)?;
     let mut req = ApplyRequest::new(build);
-    if let Some(f) = &fetched {
-        req.module = f.module.clone();
+    if let Some(f) = source.as_ref().and_then(|s| s.fetched.as_ref()) {
+        req.module = ModuleReference::from(f);
     }
     req.dry_run = args.dry_run || args.diff;
     req.diff = args.diff;

@@ -6,11 +6,9 @@ use std::process::ExitCode;
 
 use timoni_core::cluster::apply::{ApplyError, Event};
 use timoni_core::cluster::bundle::{
-    BundleApplyRequest, BundleEvent, ModuleFetcher, apply_bundle, bundle_status, delete_bundle,
+    BundleApplyRequest, BundleEvent, apply_bundle, bundle_status, delete_bundle,
 };
-use timoni_core::cluster::inventory::ModuleReference;
 use timoni_core::cluster::kube::KubeConnector;
-use timoni_core::oci::ArtifactUrl;
 
 use crate::bundle::{RuntimeFlags, read_files};
 use crate::kube::KubeFlags;
@@ -39,73 +37,14 @@ pub struct ApplyArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     wait: bool,
-    /// Registry credentials (`user:password`, or a token).
-    #[arg(long)]
-    creds: Option<String>,
+    #[command(flatten)]
+    creds: crate::oci_cmds::Creds,
     #[command(flatten)]
     oci: crate::oci_cmds::OciFlags,
     #[command(flatten)]
     runtime: RuntimeFlags,
     #[command(flatten)]
     kube: KubeFlags,
-}
-
-/// Pulls the `oci://` modules of a bundle into a temporary directory, once per URL, version
-/// and digest.
-struct OciFetcher<'a> {
-    creds: Option<&'a str>,
-    flags: &'a crate::oci_cmds::OciFlags,
-    tmp: tempfile::TempDir,
-    fetched: std::cell::RefCell<Vec<(String, std::path::PathBuf, ModuleReference)>>,
-}
-
-impl ModuleFetcher for OciFetcher<'_> {
-    fn fetch(
-        &self,
-        bi: &timoni_core::bundle::BundleInstance,
-    ) -> timoni_core::Result<(std::path::PathBuf, ModuleReference)> {
-        let key = format!(
-            "{}|{}|{}",
-            bi.url,
-            bi.version,
-            bi.digest.as_deref().unwrap_or("")
-        );
-        if let Some((_, dir, m)) = self.fetched.borrow().iter().find(|(k, ..)| *k == key) {
-            return Ok((dir.clone(), m.clone()));
-        }
-        let fail = |e: &dyn std::fmt::Display| {
-            timoni_core::Error::Bundle(format!("instance {}: {}: {e}", bi.name, bi.url))
-        };
-        let url = ArtifactUrl::parse(&bi.url).map_err(|e| fail(&e))?;
-        let registry =
-            crate::oci_cmds::connect(&url, self.creds, self.flags).map_err(|e| fail(&e))?;
-        let dest = self
-            .tmp
-            .path()
-            .join(self.fetched.borrow().len().to_string());
-        let version =
-            (!bi.version.is_empty() && bi.version != "latest").then_some(bi.version.as_str());
-        let f = timoni_core::oci::fetch_module(
-            &registry,
-            &url,
-            version,
-            bi.digest.as_deref(),
-            &dest,
-            &crate::oci_cmds::cache(self.flags),
-        )
-        .map_err(|e| fail(&e))?;
-        let m = ModuleReference {
-            name: String::new(),
-            repository: f.repository,
-            version: f.version,
-            digest: f.digest,
-            annotations: f.annotations,
-        };
-        self.fetched
-            .borrow_mut()
-            .push((key, f.dir.clone(), m.clone()));
-        Ok((f.dir, m))
-    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -234,13 +173,8 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
         dry: req.dry_run,
         verb: "applying",
     };
-    let fetcher = OciFetcher {
-        creds: args.creds.as_deref(),
-        flags: &args.oci,
-        tmp: tempfile::tempdir()?,
-        fetched: Default::default(),
-    };
-    match apply_bundle(&connector, &fetcher, &req, &mut |e| logger.log(e)) {
+    let fetcher = args.oci.fetcher(&args.creds, true);
+    match apply_bundle(&connector, Some(&fetcher), &req, &mut |e| logger.log(e)) {
         Ok(_) => {
             eprintln!("{} applied successfully", caller(&logger.bundle, "", ""));
             Ok(ExitCode::SUCCESS)

@@ -337,25 +337,6 @@ fn env(k: &str) -> Option<String> {
     std::env::var(k).ok()
 }
 
-/// A registry client for `url`, for the cluster commands (`apply`, `bundle apply`).
-pub(crate) fn connect(
-    url: &ArtifactUrl,
-    creds: Option<&str>,
-    flags: &OciFlags,
-) -> Result<OciClientRegistry> {
-    flags.connect(
-        url,
-        &Creds {
-            creds: creds.map(str::to_string),
-        },
-    )
-}
-
-/// The layer cache `flags` select.
-pub(crate) fn cache(flags: &OciFlags) -> Cache {
-    flags.cache()
-}
-
 fn annotations(pairs: &[String]) -> Result<BTreeMap<String, String>> {
     pairs
         .iter()

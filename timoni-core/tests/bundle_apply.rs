@@ -12,7 +12,7 @@ use std::time::Duration;
 use timoni_core::bundle::{BundleRequest, SourceFile};
 use timoni_core::cluster::apply::{ApplyError, ApplyRequest, apply_instance};
 use timoni_core::cluster::bundle::{
-    BundleApplyRequest, Connector, LocalOnly, apply_bundle, bundle_status, delete_bundle,
+    BundleApplyRequest, Connector, apply_bundle, bundle_status, delete_bundle,
 };
 use timoni_core::cluster::kube::{KubeCluster, KubeOptions};
 use timoni_core::cluster::ops::{DeleteRequest, delete_instance, list_instances};
@@ -138,7 +138,7 @@ fn bundles_apply_per_runtime_group_stop_at_the_first_failing_cluster_and_delete_
     other.poll = Duration::from_millis(50);
     apply_instance(&clusters[0], &other, &mut |_| {}).unwrap();
     let mut seen = Vec::new();
-    let err = apply_bundle(&contexts, &LocalOnly, &areq("staging"), &mut |e| {
+    let err = apply_bundle(&contexts, None, &areq("staging"), &mut |e| {
         if let timoni_core::cluster::bundle::BundleEvent::Cluster(c) = e {
             seen.push(c.name.clone());
         }
@@ -166,7 +166,7 @@ fn bundles_apply_per_runtime_group_stop_at_the_first_failing_cluster_and_delete_
     delete_instance(&clusters[0], &del, &mut |_| {}).unwrap();
 
     // The staging group: only its two clusters, each with its own runtime values.
-    let done = apply_bundle(&contexts, &LocalOnly, &areq("staging"), &mut |_| {}).unwrap();
+    let done = apply_bundle(&contexts, None, &areq("staging"), &mut |_| {}).unwrap();
     let names: Vec<&str> = done.iter().map(|(c, _)| c.name.as_str()).collect();
     assert_eq!(names, ["staging-1", "staging-2"]);
     for (i, c) in clusters.iter().enumerate() {
@@ -207,7 +207,7 @@ fn bundles_apply_per_runtime_group_stop_at_the_first_failing_cluster_and_delete_
     );
     solo.overwrite_ownership = true;
     apply_instance(&clusters[0], &solo, &mut |_| {}).unwrap();
-    let err = apply_bundle(&contexts, &LocalOnly, &areq("staging"), &mut |_| {}).unwrap_err();
+    let err = apply_bundle(&contexts, None, &areq("staging"), &mut |_| {}).unwrap_err();
     assert!(
         err.to_string()
             .contains("\"web\" exists and is managed by no bundle"),
@@ -215,10 +215,10 @@ fn bundles_apply_per_runtime_group_stop_at_the_first_failing_cluster_and_delete_
     );
     let mut take = areq("staging");
     take.overwrite_ownership = true;
-    apply_bundle(&contexts, &LocalOnly, &take, &mut |_| {}).unwrap();
+    apply_bundle(&contexts, None, &take, &mut |_| {}).unwrap();
 
     // All clusters, then status and delete across the three.
-    apply_bundle(&contexts, &LocalOnly, &areq("*"), &mut |_| {}).unwrap();
+    apply_bundle(&contexts, None, &areq("*"), &mut |_| {}).unwrap();
     assert_eq!(
         clusters[2].get(&cm).unwrap().unwrap()["data"]["v"],
         "production"

@@ -3,6 +3,7 @@
 //! reached through its kube context ([`Connector`]); instances are applied one after the other in
 //! declaration order, and the run stops at the first failure, before the next cluster.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::apply::Change;
@@ -11,36 +12,13 @@ use super::inventory::ModuleReference;
 use super::ops::{DeleteRequest, ObjectStatus, delete_instance, instance_status, list_instances};
 use super::{Cluster, ClusterError};
 use crate::bundle::{self, BundleRequest, LoadOptions};
-use crate::instance::DEVEL_VERSION;
+use crate::instance::{DEVEL_VERSION, ModuleSource, open_module};
+use crate::oci::ModuleFetch;
 use crate::runtime;
 
 /// Opens a connection to a runtime cluster (its kube context; empty for the current one).
 pub trait Connector {
     fn connect(&self, cluster: &runtime::Cluster) -> Result<Box<dyn Cluster>, ClusterError>;
-}
-
-/// Fetches the `oci://` module of a bundle instance (`module.url`, `version`, `digest`) into a
-/// local directory, returning it with the module reference to record.
-pub trait ModuleFetcher {
-    fn fetch(
-        &self,
-        instance: &bundle::BundleInstance,
-    ) -> crate::Result<(std::path::PathBuf, ModuleReference)>;
-}
-
-/// A fetcher for bundles of local modules only.
-pub struct LocalOnly;
-
-impl ModuleFetcher for LocalOnly {
-    fn fetch(
-        &self,
-        instance: &bundle::BundleInstance,
-    ) -> crate::Result<(std::path::PathBuf, ModuleReference)> {
-        Err(crate::Error::Unsupported(format!(
-            "instance {}: {}: OCI modules need a registry client",
-            instance.name, instance.url
-        )))
-    }
 }
 
 /// How to apply a bundle.
@@ -139,13 +117,15 @@ fn connect(
 /// every instance of a cluster before any is applied. Returns the reports per cluster.
 pub fn apply_bundle(
     connector: &dyn Connector,
-    fetcher: &dyn ModuleFetcher,
+    fetcher: Option<&dyn ModuleFetch>,
     req: &BundleApplyRequest,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<Vec<(runtime::Cluster, Vec<ApplyReport>)>, ApplyError> {
     let clusters =
         super::runtime_values::runtime_values(connector, &req.bundle).map_err(ApplyError::Build)?;
     let mut out = Vec::new();
+    // `oci://` modules, fetched once per (URL, version, digest) for all clusters.
+    let mut sources: BTreeMap<(String, String, Option<String>), ModuleSource> = BTreeMap::new();
     for (rc, values) in clusters {
         let opts = LoadOptions {
             runtime_values: values,
@@ -194,11 +174,42 @@ pub fn apply_bundle(
                     },
                 ),
                 None => {
-                    let (dir, module) = fetcher
-                        .fetch(bi)
-                        .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+                    let key = (bi.url.clone(), bi.version.clone(), bi.digest.clone());
+                    if !sources.contains_key(&key) {
+                        let Some(fetcher) = fetcher else {
+                            return Err(on(
+                                &rc,
+                                ApplyError::Build(crate::Error::Unsupported(format!(
+                                    "instance {}: {}: OCI modules need a registry client",
+                                    bi.name, bi.url
+                                ))),
+                            ));
+                        };
+                        let source = open_module(
+                            &bi.url,
+                            Some(&bi.version),
+                            bi.digest.as_deref(),
+                            Some(fetcher),
+                        )
+                        .map_err(|e| {
+                            on(
+                                &rc,
+                                ApplyError::Build(crate::Error::Bundle(format!(
+                                    "instance {}: {}: {e}",
+                                    bi.name, bi.url
+                                ))),
+                            )
+                        })?;
+                        sources.insert(key.clone(), source);
+                    }
+                    let source = &sources[&key];
                     let mut local = bi.clone();
-                    local.module_dir = Some(dir);
+                    local.module_dir = Some(source.dir.clone());
+                    let module = source
+                        .fetched
+                        .as_ref()
+                        .map(ModuleReference::from)
+                        .unwrap_or_default();
                     (local, module)
                 }
             };

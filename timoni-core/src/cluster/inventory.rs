@@ -70,6 +70,19 @@ pub struct ModuleReference {
     pub annotations: BTreeMap<String, String>,
 }
 
+impl From<&crate::oci::FetchedModule> for ModuleReference {
+    /// The reference recorded for a module pulled from a registry.
+    fn from(f: &crate::oci::FetchedModule) -> ModuleReference {
+        ModuleReference {
+            name: String::new(),
+            repository: f.repository.clone(),
+            version: f.version.clone(),
+            digest: f.digest.clone(),
+            annotations: f.annotations.clone(),
+        }
+    }
+}
+
 /// `apiv1.ResourceInventory`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inventory {
