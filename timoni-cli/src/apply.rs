@@ -11,6 +11,27 @@ use timoni_core::instance::{BuildOptions, open_module};
 
 use crate::kube::KubeFlags;
 
+/// The flags `apply` and `bundle apply` share.
+#[derive(clap::Args, Debug)]
+pub struct ApplyFlags {
+    /// Recreate objects whose immutable fields changed.
+    #[arg(long)]
+    pub force: bool,
+    /// Take over instances owned by another bundle (for `bundle apply`, also by none).
+    #[arg(long = "overwrite-ownership")]
+    pub overwrite_ownership: bool,
+    /// Server-side dry run: report the changes, persist nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// With --dry-run: print the diff of each change (Secret data masked).
+    #[arg(long)]
+    pub diff: bool,
+    /// Wait for the applied objects to become ready.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub wait: bool,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The instance name.
@@ -29,22 +50,8 @@ pub struct Args {
     /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
     #[arg(short = 'f', long = "values", value_name = "FILE")]
     values: Vec<String>,
-    /// Recreate objects whose immutable fields changed.
-    #[arg(long)]
-    force: bool,
-    /// Take over an instance owned by a bundle.
-    #[arg(long = "overwrite-ownership")]
-    overwrite_ownership: bool,
-    /// Server-side dry run: report the changes, persist nothing.
-    #[arg(long = "dry-run")]
-    dry_run: bool,
-    /// With --dry-run: print the diff of each change (Secret data masked).
-    #[arg(long)]
-    diff: bool,
-    /// Wait for the applied objects to become ready.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true")]
-    wait: bool,
+    #[command(flatten)]
+    apply: ApplyFlags,
     #[command(flatten)]
     creds: crate::oci_cmds::Creds,
     #[command(flatten)]
@@ -78,11 +85,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(f) = source.as_ref().and_then(|s| s.fetched.as_ref()) {
         req.module = ModuleReference::from(f);
     }
-    req.dry_run = args.dry_run || args.diff;
-    req.diff = args.diff;
-    req.force = args.force;
-    req.overwrite_ownership = args.overwrite_ownership;
-    req.wait = args.wait;
+    req.dry_run = args.apply.dry_run || args.apply.diff;
+    req.diff = args.apply.diff;
+    req.force = args.apply.force;
+    req.overwrite_ownership = args.apply.overwrite_ownership;
+    req.wait = args.apply.wait;
     req.timeout = args.kube.timeout;
     req.poll = poll_interval();
     let mut log = Log {

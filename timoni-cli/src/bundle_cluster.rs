@@ -21,22 +21,8 @@ pub struct ApplyArgs {
     /// The CUE package of the modules.
     #[arg(short = 'p', long = "package", default_value = "main")]
     package: String,
-    /// Recreate objects whose immutable fields changed.
-    #[arg(long)]
-    force: bool,
-    /// Take over instances owned by another bundle (or by none).
-    #[arg(long = "overwrite-ownership")]
-    overwrite_ownership: bool,
-    /// Server-side dry run: report the changes, persist nothing.
-    #[arg(long = "dry-run")]
-    dry_run: bool,
-    /// With --dry-run: print the diff of each change (Secret data masked).
-    #[arg(long)]
-    diff: bool,
-    /// Wait for the applied objects to become ready.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true")]
-    wait: bool,
+    #[command(flatten)]
+    apply: crate::apply::ApplyFlags,
     #[command(flatten)]
     creds: crate::oci_cmds::Creds,
     #[command(flatten)]
@@ -155,11 +141,11 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let req = BundleApplyRequest {
         bundle: args.runtime.request(read_files(&args.files)?)?,
         package: args.package,
-        dry_run: args.dry_run || args.diff,
-        diff: args.diff,
-        force: args.force,
-        overwrite_ownership: args.overwrite_ownership,
-        wait: args.wait,
+        dry_run: args.apply.dry_run || args.apply.diff,
+        diff: args.apply.diff,
+        force: args.apply.force,
+        overwrite_ownership: args.apply.overwrite_ownership,
+        wait: args.apply.wait,
         timeout: args.kube.timeout,
         poll: crate::apply::poll_interval(),
     };
