@@ -40,19 +40,33 @@ const QUOTED_INDENT: &str = "invalid indentation in quoted scalar";
 
 pub(super) fn parse(text: &str, limits: &Limits) -> Result<Vec<Data>, DecodeError> {
     let mut fixed: Option<String> = None;
-    // Each round indents the continuation lines of one quoted scalar; the value is the same,
-    // since line folding drops leading white space.
-    for _ in 0..10_000 {
+    // Each round indents the continuation lines of one quoted scalar (the value is the same,
+    // since line folding drops leading white space) and parses again from the start, so a text
+    // with many such scalars costs rounds × size: past REPARSE_BUDGET bytes the error stands.
+    const REPARSE_BUDGET: usize = 1 << 30;
+    let mut parsed = 0usize;
+    loop {
         let t = fixed.as_deref().unwrap_or(text);
+        parsed = parsed.saturating_add(t.len());
         match parse_once(t, limits) {
-            Err(e) if e.msg == QUOTED_INDENT => match reindent_quoted(t, e.line, e.column) {
-                Some(next) => fixed = Some(next),
-                None => return Err(e),
-            },
+            Err(e) if e.msg == QUOTED_INDENT && parsed < REPARSE_BUDGET => {
+                match reindent_quoted(t, e.line, e.column) {
+                    Some(next) => fixed = Some(next),
+                    None => return Err(e),
+                }
+            }
+            Err(e) if e.msg == QUOTED_INDENT => {
+                return Err(DecodeError::at(
+                    e.line,
+                    e.column,
+                    format!(
+                        "{QUOTED_INDENT} (too many quoted scalars continued at their key's indentation to re-indent)"
+                    ),
+                ));
+            }
             other => return other,
         }
     }
-    parse_once(fixed.as_deref().unwrap_or(text), limits)
 }
 
 /// `text` with the continuation lines of the quoted scalar opening at `line`:`column` (1-based,
