@@ -21,6 +21,7 @@ pub mod instance;
 pub mod krm;
 pub mod meta;
 pub mod oci;
+pub mod project;
 pub mod render;
 pub mod runtime;
 pub mod schema;
