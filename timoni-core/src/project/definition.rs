@@ -213,10 +213,7 @@ impl Project {
         let start = (0..needs.len()).find(|&i| !done[i]).unwrap_or(0);
         let mut path = vec![start];
         let mut cur = start;
-        loop {
-            let Some(&next) = needs[cur].iter().find(|&&d| !done[d]) else {
-                break;
-            };
+        while let Some(&next) = needs[cur].iter().find(|&&d| !done[d]) {
             if let Some(pos) = path.iter().position(|&p| p == next) {
                 let names: Vec<&str> = path[pos..]
                     .iter()
