@@ -116,7 +116,7 @@ impl Logger {
                 "{} resources are ready",
                 caller(&self.bundle, &self.cluster, &self.instance)
             ),
-            BundleEvent::Apply(_) => {}
+            BundleEvent::Apply(_) | BundleEvent::Applied { .. } => {}
         }
     }
 }

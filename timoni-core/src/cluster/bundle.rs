@@ -49,6 +49,15 @@ pub enum BundleEvent<'a> {
     },
     Apply(&'a Event),
     Delete(&'a Change),
+    /// An instance's apply ended (also after a failure to fetch or build its module): what
+    /// `bundle apply` applied, with the module reference recorded and how long it took.
+    Applied {
+        name: &'a str,
+        namespace: &'a str,
+        module: &'a ModuleReference,
+        result: Result<&'a ApplyReport, &'a ApplyError>,
+        elapsed: Duration,
+    },
 }
 
 fn on(cluster: &runtime::Cluster, e: ApplyError) -> ApplyError {
@@ -164,77 +173,108 @@ pub fn apply_bundle(
                 name: &bi.name,
                 namespace: &bi.namespace,
             });
-            let (bi, module) = match &bi.module_dir {
-                Some(_) => (
-                    bi.clone(),
-                    ModuleReference {
-                        repository: bi.url.clone(),
-                        version: DEVEL_VERSION.into(),
-                        ..Default::default()
-                    },
-                ),
-                None => {
-                    let key = (bi.url.clone(), bi.version.clone(), bi.digest.clone());
-                    if !sources.contains_key(&key) {
-                        let Some(fetcher) = fetcher else {
-                            return Err(on(
-                                &rc,
-                                ApplyError::Build(crate::Error::Unsupported(format!(
-                                    "instance {}: {}: OCI modules need a registry client",
-                                    bi.name, bi.url
-                                ))),
-                            ));
-                        };
-                        let source = open_module(
-                            &bi.url,
-                            Some(&bi.version),
-                            bi.digest.as_deref(),
-                            Some(fetcher),
-                        )
-                        .map_err(|e| {
-                            on(
-                                &rc,
-                                ApplyError::Build(crate::Error::Bundle(format!(
-                                    "instance {}: {}: {e}",
-                                    bi.name, bi.url
-                                ))),
-                            )
-                        })?;
-                        sources.insert(key.clone(), source);
-                    }
-                    let source = &sources[&key];
-                    let mut local = bi.clone();
-                    local.module_dir = Some(source.dir.clone());
-                    let module = source
-                        .fetched
-                        .as_ref()
-                        .map(ModuleReference::from)
-                        .unwrap_or_default();
-                    (local, module)
-                }
+            let started = std::time::Instant::now();
+            let mut module = ModuleReference {
+                repository: bi.url.clone(),
+                version: bi.version.clone(),
+                digest: bi.digest.clone().unwrap_or_default(),
+                ..Default::default()
             };
-            let mut build = bundle::instance_options(&bi, &req.package)
-                .map_err(|e| on(&rc, ApplyError::Build(e)))?;
-            build.module_version = module.version.clone();
-            let mut ar = ApplyRequest::new(build);
-            ar.module = module;
-            ar.bundle = Some(b.name.clone());
-            ar.dry_run = req.dry_run || req.diff;
-            ar.diff = req.diff;
-            ar.force = req.force;
-            ar.overwrite_ownership = true;
-            ar.wait = req.wait;
-            ar.timeout = req.timeout;
-            ar.poll = req.poll;
-            let report = apply_instance(cluster.as_ref(), &ar, &mut |e| {
-                events(BundleEvent::Apply(e))
-            })
-            .map_err(|e| on(&rc, e))?;
-            reports.push(report);
+            let result = apply_one(
+                cluster.as_ref(),
+                fetcher,
+                req,
+                &b.name,
+                bi,
+                &mut sources,
+                &mut module,
+                events,
+            )
+            .map_err(|e| on(&rc, e));
+            events(BundleEvent::Applied {
+                name: &bi.name,
+                namespace: &bi.namespace,
+                module: &module,
+                result: result.as_ref(),
+                elapsed: started.elapsed(),
+            });
+            reports.push(result?);
         }
         out.push((rc, reports));
     }
     Ok(out)
+}
+
+/// Fetches (once per URL, version and digest, into `sources`), builds and applies one bundle
+/// instance; `module` is set to the reference recorded in its inventory.
+#[allow(clippy::too_many_arguments)]
+fn apply_one(
+    cluster: &dyn Cluster,
+    fetcher: Option<&dyn ModuleFetch>,
+    req: &BundleApplyRequest,
+    bundle_name: &str,
+    bi: &bundle::BundleInstance,
+    sources: &mut BTreeMap<(String, String, Option<String>), ModuleSource>,
+    module_out: &mut ModuleReference,
+    events: &mut dyn FnMut(BundleEvent),
+) -> Result<ApplyReport, ApplyError> {
+    let (bi, module) = match &bi.module_dir {
+        Some(_) => (
+            bi.clone(),
+            ModuleReference {
+                repository: bi.url.clone(),
+                version: DEVEL_VERSION.into(),
+                ..Default::default()
+            },
+        ),
+        None => {
+            let key = (bi.url.clone(), bi.version.clone(), bi.digest.clone());
+            if !sources.contains_key(&key) {
+                let Some(fetcher) = fetcher else {
+                    return Err(ApplyError::Build(crate::Error::Unsupported(format!(
+                        "instance {}: {}: OCI modules need a registry client",
+                        bi.name, bi.url
+                    ))));
+                };
+                let source = open_module(
+                    &bi.url,
+                    Some(&bi.version),
+                    bi.digest.as_deref(),
+                    Some(fetcher),
+                )
+                .map_err(|e| {
+                    ApplyError::Build(crate::Error::Bundle(format!(
+                        "instance {}: {}: {e}",
+                        bi.name, bi.url
+                    )))
+                })?;
+                sources.insert(key.clone(), source);
+            }
+            let source = &sources[&key];
+            let mut local = bi.clone();
+            local.module_dir = Some(source.dir.clone());
+            let module = source
+                .fetched
+                .as_ref()
+                .map(ModuleReference::from)
+                .unwrap_or_default();
+            (local, module)
+        }
+    };
+    *module_out = module.clone();
+    let mut build = bundle::instance_options(&bi, &req.package).map_err(ApplyError::Build)?;
+    build.module_version = module.version.clone();
+    let mut ar = ApplyRequest::new(build);
+    ar.module = module;
+    ar.bundle = Some(bundle_name.to_string());
+    ar.dry_run = req.dry_run || req.diff;
+    ar.diff = req.diff;
+    ar.force = req.force;
+    ar.overwrite_ownership = true;
+    ar.wait = req.wait;
+    ar.timeout = req.timeout;
+    ar.poll = req.poll;
+    apply_instance(cluster, &ar, &mut |e| events(BundleEvent::Apply(e)))
 }
 
 /// Deletes the instances of bundle `name` (in every namespace) on every selected cluster, in

@@ -179,6 +179,24 @@ impl KubeCluster {
         })
     }
 
+    /// Connects (lazily) with a ready client configuration, e.g. the in-cluster one of the
+    /// controller, possibly with impersonation ([`impersonate_service_account`]).
+    pub fn from_config(config: Config) -> Result<KubeCluster, ClusterError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ClusterError::Transport(e.to_string()))?;
+        let default_namespace = config.default_namespace.clone();
+        // The client's tower stack must be built inside a runtime.
+        let client = runtime.block_on(async { Client::try_from(config).map_err(config_err) })?;
+        Ok(KubeCluster {
+            client,
+            runtime,
+            default_namespace,
+            resources: Mutex::new(HashMap::new()),
+        })
+    }
+
     /// The namespace of the kubeconfig context, else `default`.
     pub fn default_namespace(&self) -> &str {
         &self.default_namespace
@@ -343,5 +361,32 @@ impl super::bundle::Connector for KubeConnector {
             opts.context = Some(cluster.kube_context.clone());
         }
         Ok(Box::new(KubeCluster::connect(&opts)?))
+    }
+}
+
+/// Makes every request of `config` impersonate the service account `namespace/name`, with the
+/// groups the API server gives service accounts, so that RBAC decides as for the account itself.
+pub fn impersonate_service_account(config: &mut Config, namespace: &str, name: &str) {
+    config.auth_info.impersonate = Some(format!("system:serviceaccount:{namespace}:{name}"));
+    config.auth_info.impersonate_groups = Some(vec![
+        "system:serviceaccounts".into(),
+        format!("system:serviceaccounts:{namespace}"),
+        "system:authenticated".into(),
+    ]);
+}
+
+/// Connects every runtime cluster to the one API server of `config`: how the controller applies
+/// a Project's bundles to its own cluster, whatever kube contexts their runtimes name.
+#[derive(Clone)]
+pub struct ConfigConnector {
+    pub config: Config,
+}
+
+impl super::bundle::Connector for ConfigConnector {
+    fn connect(
+        &self,
+        _cluster: &crate::runtime::Cluster,
+    ) -> Result<Box<dyn Cluster>, ClusterError> {
+        Ok(Box::new(KubeCluster::from_config(self.config.clone())?))
     }
 }

@@ -7,3 +7,5 @@
 
 pub mod api;
 pub mod definition;
+pub mod reconcile;
+pub mod source;
