@@ -48,3 +48,33 @@ fn golden_exports() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A permanent error of a field makes its struct (and the structs above it) an error, as CUE's
+/// `AddChildError` does, with the path of the field; an incomplete field does not. Export still
+/// reports each field's own error, once.
+#[test]
+fn field_errors_make_their_structs_errors() {
+    let src =
+        "#A: {b: int, q: {...}}\na: #A & {b: 1, q: {c: 1 & 2}, x: 3}\ni: {y: int, z: y + 1}\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    let errs = inst.export().unwrap_err();
+    let text = format_errors(&errs);
+    assert_eq!(
+        text.matches("a.q.c: conflicting values 2 and 1").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(text.matches("a.x: field not allowed").count(), 1, "{text}");
+    for (path, at) in [(&["a"][..], "a.q.c"), (&["a", "q"][..], "a.q.c")] {
+        let v = inst.lookup(path).unwrap();
+        let d = inst.rt.deref(v);
+        let e = inst.rt.v(d).err.clone().expect("struct is an error");
+        assert!(e.child, "{path:?}");
+        assert_eq!(inst.rt.path(e.at.unwrap()), at);
+    }
+    let i = inst.lookup(&["i"]).unwrap();
+    assert!(
+        inst.rt.v(inst.rt.deref(i)).err.is_none(),
+        "incomplete stays below"
+    );
+}

@@ -333,9 +333,11 @@ impl Runtime {
             return true;
         }
         let (ax, bx) = (self.v(a), self.v(b));
-        match (&ax.err, &bx.err) {
-            (Some(_), Some(_)) => return true,
-            (Some(_), None) | (None, Some(_)) => return false,
+        // A struct that is an error because of a field's error compares field by field.
+        let own = |e: &Option<Rc<Bottom>>| e.as_ref().filter(|e| !e.child).is_some();
+        match (own(&ax.err), own(&bx.err)) {
+            (true, true) => return true,
+            (true, false) | (false, true) => return false,
             _ => {}
         }
         match (&ax.disj, &bx.disj) {

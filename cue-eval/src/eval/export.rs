@@ -88,7 +88,9 @@ impl Runtime {
             return None;
         }
         let vx = self.v(d);
-        if let Some(e) = vx.err.clone() {
+        if let Some(e) = vx.err.clone()
+            && !e.child
+        {
             let path = match e.at {
                 Some(a) => self.path(a),
                 None => self.path(v),

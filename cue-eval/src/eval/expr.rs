@@ -1270,8 +1270,7 @@ impl Runtime {
                 .collect::<Vec<_>>()
                 .join(" | ");
         }
-        if let Some(e) = &vx.err {
-            let _ = e;
+        if vx.err.as_ref().is_some_and(|e| !e.child) {
             return "_|_".into();
         }
         if let Some(s) = &vx.scalar {

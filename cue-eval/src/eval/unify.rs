@@ -1654,13 +1654,29 @@ impl Runtime {
             }
             let e = crate::stack::guard(|| self.finalize(a, all));
             if regular && first.is_none() {
-                first = e;
+                first = e.map(|e| (a, e));
             }
         }
         if let Some(e) = self.check_composite_validators(d) {
             self.vm(d).status = Status::Finalized;
             return Some(e);
         }
+        let first = first.map(|(a, e)| {
+            // As CUE's `AddChildError`: a permanent error of a regular field makes the struct
+            // an error too (`child`), which `Value.Err` and `@test(err)` see; export and
+            // printing look through it to the fields' own errors.
+            if self.v(d).err.is_none() {
+                // The path is the erroneous field's, however deep.
+                let below = self.v(self.deref(a)).err.as_ref().filter(|x| x.child);
+                let at = below.and_then(|x| x.at).or(e.at).or(Some(a));
+                self.vm(d).err = Some(Rc::new(Bottom {
+                    child: true,
+                    at,
+                    ..(*e).clone()
+                }));
+            }
+            e
+        });
         self.vm(d).status = Status::Finalized;
         first
     }
