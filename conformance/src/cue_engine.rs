@@ -216,6 +216,34 @@ impl CueEval {
         Ok(v)
     }
 
+    /// Whether any label may be added: not closed, or closedness lifted by `...` or by a
+    /// pattern for every label.
+    fn open_to_any(&self, inst: &mut Instance, path: &[Selector]) -> Result<bool, String> {
+        let v = Self::find(inst, path)?;
+        let d = inst.rt.default_of(v);
+        let vx = inst.rt.v(d);
+        if vx.is_list {
+            return Ok(!vx.list_open);
+        }
+        let mut in_def = false;
+        let mut x = Some(d);
+        while let Some(p) = x {
+            if inst.rt.v(p).label.is_def() {
+                in_def = true;
+            }
+            x = inst.rt.v(p).parent;
+        }
+        let vx = inst.rt.v(d);
+        let closed = in_def || !vx.closed_groups.is_empty();
+        let any = vx.patterns.iter().any(|(f, _)| {
+            matches!(
+                f,
+                cue_eval::eval::value::Value::Top | cue_eval::eval::value::Value::Basic(_)
+            )
+        });
+        Ok(!(closed && !any && vx.open_groups.is_empty()))
+    }
+
     fn err_info(inst: &mut Instance, v: VId) -> Option<ErrInfo> {
         let d = inst.rt.deref(v);
         let e = inst.rt.v(d).err.clone()?;
@@ -352,6 +380,9 @@ impl Engine for CueEval {
         Ok(kinds_of(k))
     }
 
+    /// Whether the struct carries closedness at all (`Value.IsClosed`): a `...` or a pattern
+    /// for every label in a closed struct lifts the restriction ([`Self::open_to_any`]) but
+    /// does not make the struct non-closed.
     fn is_closed(&self, inst: &mut Instance, path: &[Selector]) -> Result<bool, String> {
         let v = Self::find(inst, path)?;
         let d = inst.rt.default_of(v);
@@ -359,23 +390,14 @@ impl Engine for CueEval {
         if vx.is_list {
             return Ok(!vx.list_open);
         }
-        let mut in_def = false;
         let mut x = Some(d);
         while let Some(p) = x {
             if inst.rt.v(p).label.is_def() {
-                in_def = true;
+                return Ok(true);
             }
             x = inst.rt.v(p).parent;
         }
-        let vx = inst.rt.v(d);
-        let closed = in_def || !vx.closed_groups.is_empty();
-        let any = vx.patterns.iter().any(|(f, _)| {
-            matches!(
-                f,
-                cue_eval::eval::value::Value::Top | cue_eval::eval::value::Value::Basic(_)
-            )
-        });
-        Ok(closed && !any && vx.open_groups.is_empty())
+        Ok(!inst.rt.v(d).closed_groups.is_empty())
     }
 
     fn allows(
@@ -386,7 +408,7 @@ impl Engine for CueEval {
     ) -> Result<bool, String> {
         let v = Self::find(inst, path)?;
         let d = inst.rt.default_of(v);
-        let closed = self.is_closed(inst, path)?;
+        let closed = !self.open_to_any(inst, path)?;
         match sel {
             AllowsSelector::AnyString => Ok(!closed),
             AllowsSelector::AnyIndex => {
