@@ -138,6 +138,18 @@ impl Runtime {
                 let base = self.resolve_base(env, *x, cur)?;
                 let idx = self.eval_value(env, *i, Some(cur));
                 let idx = self.concrete(idx)?;
+                // CUE puts index errors at the index (`[3]`), or at both the expression and the
+                // index when the index itself is invalid.
+                let ispan = self.prog.span(*i);
+                let both = |code, msg: String| {
+                    Rc::new(Bottom {
+                        code,
+                        msg,
+                        spans: vec![span, ispan],
+                        child: false,
+                        at: None,
+                    })
+                };
                 let w = match base {
                     Resolved::Vertex(w) => w,
                     Resolved::Value(v) => {
@@ -179,7 +191,13 @@ impl Runtime {
                             .filter(|&&a| self.v(a).label.is_int())
                             .count();
                         let i = n.to_i64().unwrap_or(-1);
-                        if i < 0 || i as usize >= len {
+                        if i < 0 {
+                            return Err(both(
+                                ErrCode::Eval,
+                                format!("invalid index {i} (index must be non-negative)"),
+                            ));
+                        }
+                        if i as usize >= len {
                             let open = self.v(w).list_open;
                             return Err(Bottom::with_span(
                                 if open {
@@ -188,7 +206,7 @@ impl Runtime {
                                     ErrCode::Eval
                                 },
                                 format!("index out of range [{}] with length {}", i, len),
-                                span,
+                                ispan,
                             ));
                         }
                         match self.arc(w, Label::int(i as u32)) {
@@ -196,27 +214,26 @@ impl Runtime {
                             None => Err(Bottom::with_span(
                                 ErrCode::Eval,
                                 format!("index out of range [{}] with length {}", i, len),
-                                span,
+                                ispan,
                             )),
                         }
                     }
                     Value::Str(s) => {
                         let l = self.prog.labels.string(&s);
-                        self.lookup_field(w, l, span, false)
+                        self.lookup_field(w, l, ispan, false)
                     }
                     Value::Bottom(b) => Err(b),
-                    other => Err(Bottom::with_span(
+                    other => Err(both(
                         if other.is_concrete_scalar() {
                             ErrCode::Eval
                         } else {
                             ErrCode::Incomplete
                         },
                         format!(
-                            "invalid index {} (type {})",
+                            "invalid index {} (invalid type {})",
                             self.value_text(&other),
                             other.kind().name()
                         ),
-                        span,
                     )),
                 }
             }
@@ -1200,6 +1217,12 @@ impl Runtime {
             Value::Bound(op, b) => {
                 if self.check_bound(*op, b, x)? {
                     Ok(())
+                } else if *op == UnaryOp::Ne && matches!(**b, Value::Null) {
+                    // `!=null` is a type constraint to CUE: every kind but null.
+                    Err(Bottom::eval(
+                        "conflicting values null and !=null (mismatched types null and \
+                         (bool|string|bytes|func|list|struct|number))",
+                    ))
                 } else {
                     Err(Bottom::eval(format!(
                         "invalid value {} (out of bound {})",

@@ -1037,7 +1037,12 @@ impl Runtime {
     fn set_list_len(&mut self, v: VId, len: u32, span: Span) {
         match self.v(v).list_len {
             Some(old) if old != len => {
-                let msg = format!("incompatible list lengths ({} and {})", len, old);
+                // CUE names the shorter length first, whichever came first.
+                let msg = format!(
+                    "incompatible list lengths ({} and {})",
+                    len.min(old),
+                    len.max(old)
+                );
                 self.err_at(v, ErrCode::Eval, msg, span);
             }
             _ => self.vm(v).list_len = Some(len),
