@@ -1381,8 +1381,20 @@ impl Runtime {
         let scalar = self.v(v).scalar.clone();
         let cons = self.v(v).constraints.clone();
         if let Some(s) = scalar {
-            for c in &cons {
-                if let Err(b) = self.check_constraint(c, &s) {
+            for (i, c) in cons.iter().enumerate() {
+                if let Err(mut b) = self.check_constraint(c, &s) {
+                    // A bound's conflict is placed at the bound and at the value, as CUE does.
+                    if matches!(c, Value::Bound(..)) && b.spans.is_empty() {
+                        let spans: Vec<Span> = [
+                            self.v(v).cons_spans.get(i).copied(),
+                            Some(self.v(v).val_span),
+                        ]
+                        .into_iter()
+                        .flatten()
+                        .filter(|sp| *sp != Span::default())
+                        .collect();
+                        Rc::make_mut(&mut b).spans = spans;
+                    }
                     self.set_err(v, b);
                     return;
                 }
