@@ -212,3 +212,43 @@ pub async fn run(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use timoni_core::project::api::{ProjectSpec, ProjectStatus};
+
+    #[test]
+    fn status_writes_do_not_trigger_but_annotations_spec_and_deletion_do() {
+        let mut p = Project::new("p", ProjectSpec::default());
+        p.metadata.generation = Some(1);
+        let base = trigger(&p);
+        p.status = Some(ProjectStatus {
+            last_applied_digest: Some("sha256:x".into()),
+            ..Default::default()
+        });
+        p.metadata.resource_version = Some("42".into());
+        assert_eq!(
+            trigger(&p),
+            base,
+            "a status write must not trigger a reconcile"
+        );
+        let mut annotated = p.clone();
+        annotated.metadata.annotations = Some(
+            [(
+                timoni_core::project::api::REQUESTED_AT_ANNOTATION.to_string(),
+                "now".to_string(),
+            )]
+            .into(),
+        );
+        assert_ne!(trigger(&annotated), base);
+        let mut spec = p.clone();
+        spec.metadata.generation = Some(2);
+        assert_ne!(trigger(&spec), base);
+        let mut deleted = p.clone();
+        deleted.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::now()),
+        );
+        assert_ne!(trigger(&deleted), base);
+    }
+}

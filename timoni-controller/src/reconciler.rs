@@ -642,3 +642,57 @@ mod tests {
         assert_eq!(merged[2].phase, phase::PENDING);
     }
 }
+
+#[cfg(test)]
+mod policy_tests {
+    use super::*;
+    use timoni_core::project::api::{ProjectSpec, RetrySpec};
+
+    #[tokio::test]
+    async fn retries_back_off_exponentially_per_project_and_stalled_ones_wait_the_most() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = Client::try_from(config.clone()).unwrap();
+        let dir = std::env::temp_dir();
+        let ctx = Arc::new(Context::new(
+            client,
+            config,
+            dir,
+            Arc::new(Metrics::default()),
+            Duration::from_secs(1),
+            false,
+            None,
+        ));
+        let spec = ProjectSpec {
+            retry: Some(RetrySpec {
+                min_backoff: Some("1s".into()),
+                max_backoff: Some("5s".into()),
+            }),
+            ..Default::default()
+        };
+        let mut p = Project::new("p", spec);
+        p.metadata.namespace = Some("ns".into());
+        let p = Arc::new(p);
+        let err = |reason| Error::Reconcile {
+            reason,
+            message: String::new(),
+        };
+        let waits: Vec<Action> = (0..4)
+            .map(|_| error_policy(p.clone(), &err("Forbidden"), ctx.clone()))
+            .collect();
+        let expected: Vec<Action> = [1, 2, 4, 5]
+            .into_iter()
+            .map(|s| Action::requeue(Duration::from_secs(s)))
+            .collect();
+        assert_eq!(waits, expected);
+        assert_eq!(
+            error_policy(p.clone(), &err(reason::VALIDATION_FAILED), ctx.clone()),
+            Action::requeue(Duration::from_secs(5))
+        );
+        // A success forgets the failures.
+        ctx.failures().remove(&key(&p));
+        assert_eq!(
+            error_policy(p, &err("Forbidden"), ctx),
+            Action::requeue(Duration::from_secs(1))
+        );
+    }
+}
