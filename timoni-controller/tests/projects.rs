@@ -315,12 +315,17 @@ fn project_dir(files: &[(&str, String)]) -> tempfile::TempDir {
 /// A bundle of one `cm` instance `name` in `namespace` with `version`, and the cluster name
 /// from the Project's annotation.
 fn bundle(name: &str, namespace: &str, version: &str) -> String {
+    bundle_of(name, namespace, version, r#"url: "file://../modules/cm""#)
+}
+
+/// Like [`bundle`], with `module` as the body of the instance's `module` field.
+fn bundle_of(name: &str, namespace: &str, version: &str, module: &str) -> String {
     format!(
         r#"bundle: {{
 	apiVersion: "v1alpha1"
 	name: "{name}"
 	instances: "{name}": {{
-		module: url: "file://../modules/cm"
+		module: {{{module}}}
 		namespace: "{namespace}"
 		values: version: "{version}"
 		values: cluster: string @timoni(runtime:string:TIMONI_CLUSTER_NAME)
@@ -388,6 +393,28 @@ fn staging_and_production_follow_their_tags_in_needs_order_without_idle_writes()
     let creds = "ci:s3cret";
     let docker_config = json!({"auths": {reg.host(): {"username": "ci", "password": "s3cret"}}});
 
+    // The cache component's module comes from the registry, with the same pull secret.
+    let module_url = reg.url("modules/cm");
+    let registry = oci::connect(
+        &ArtifactUrl::parse(&module_url).unwrap(),
+        &ConnectOptions {
+            creds: Some(creds.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    oci::push_module(
+        &registry,
+        module_dir(),
+        &ArtifactUrl::parse(&module_url).unwrap(),
+        "0.1.0",
+        false,
+        &BTreeMap::new(),
+        None,
+        false,
+    )
+    .unwrap();
+    let cache_module = format!(r#"url: "{module_url}", version: "0.1.0""#);
     let files = |v: &str| {
         vec![
             (
@@ -405,7 +432,10 @@ fn staging_and_production_follow_their_tags_in_needs_order_without_idle_writes()
                 .to_string(),
             ),
             ("bundles/db.cue", bundle("db", "data", v)),
-            ("bundles/cache.cue", bundle("cache", "data", v)),
+            (
+                "bundles/cache.cue",
+                bundle_of("cache", "data", v, &cache_module),
+            ),
             ("bundles/app.cue", bundle("app", "apps", v)),
         ]
     };
@@ -442,6 +472,12 @@ fn staging_and_production_follow_their_tags_in_needs_order_without_idle_writes()
             phases,
             [("db", "Ready"), ("cache", "Ready"), ("app", "Ready")]
         );
+        let cache = &st.components[1].instances[0];
+        assert_eq!(
+            (cache.module_url.as_str(), cache.module_version.as_str()),
+            (module_url.as_str(), "0.1.0")
+        );
+        assert_eq!(c.config_map("data", "cache-main").unwrap()["version"], "v1");
     }
 
     // `needs`: app started after db and cache ended; db and cache overlapped.
