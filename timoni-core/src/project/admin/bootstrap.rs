@@ -270,7 +270,9 @@ pub struct BootstrapSpec {
     pub tag: String,
     /// The Project file inside the artifact.
     pub path: String,
+    /// The `runtime.timoni.sh/cluster` annotation (none when empty).
     pub cluster_name: String,
+    /// The `runtime.timoni.sh/group` annotation (none when empty).
     pub cluster_group: String,
     /// `spec.interval`, if given.
     pub interval: Option<String>,
@@ -397,13 +399,17 @@ pub fn bootstrap_objects(spec: &BootstrapSpec) -> Result<Vec<Object>, AdminError
         },
     );
     project.metadata.namespace = Some(ns.clone());
-    project.metadata.annotations = Some(
-        [
-            (CLUSTER_ANNOTATION.to_string(), spec.cluster_name.clone()),
-            (GROUP_ANNOTATION.to_string(), spec.cluster_group.clone()),
-        ]
-        .into(),
-    );
+    let annotations: std::collections::BTreeMap<String, String> = [
+        (CLUSTER_ANNOTATION, &spec.cluster_name),
+        (GROUP_ANNOTATION, &spec.cluster_group),
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .map(|(k, v)| (k.to_string(), v.clone()))
+    .collect();
+    if !annotations.is_empty() {
+        project.metadata.annotations = Some(annotations);
+    }
     let mut p = serde_json::to_value(&project)
         .map_err(|e| AdminError::Invalid(format!("encoding the Project: {e}")))?;
     if let Some(m) = p.as_object_mut() {
@@ -611,12 +617,18 @@ mod tests {
     }
 
     #[test]
-    fn without_creds_there_is_no_secret() {
+    fn without_creds_there_is_no_secret_and_empty_annotations_are_left_out() {
         let mut s = spec();
         s.creds = None;
+        s.cluster_group = String::new();
         let objects = bootstrap_objects(&s).unwrap();
         assert_eq!(objects.len(), 4);
         assert!(objects[1].get("imagePullSecrets").is_none());
+        assert_eq!(
+            objects[3]["metadata"]["annotations"],
+            json!({CLUSTER_ANNOTATION: "k8s-prod-1"}),
+            "no group annotation without a group"
+        );
     }
 
     #[test]
