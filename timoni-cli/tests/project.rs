@@ -640,3 +640,54 @@ fn walk(dir: &Path) -> Vec<String> {
     }
     out
 }
+
+#[test]
+fn bootstrap_pushes_the_artifact_with_the_repository_creds() {
+    let Some(reg) = registry::start(Some(("bot", "s3cret"))) else {
+        return;
+    };
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let s = Session::new(&env);
+    let d = demo().display().to_string();
+    let url = reg.url("projects/demo");
+    let out = s.run(&[
+        "project",
+        "bootstrap",
+        &d,
+        "--repository",
+        &url,
+        "--repository-creds",
+        "bot:s3cret",
+        "--tag",
+        "production",
+        "--push-artifact",
+        "true",
+        "-n",
+        "prod",
+        "--yes",
+        "--wait=false",
+    ]);
+    assert!(out.contains("exit: 0"), "{out}");
+    assert!(
+        out.contains(
+            "pushed project demo to oci://127.0.0.1:[PORT]/projects/demo:production@sha256:"
+        ),
+        "{out}"
+    );
+    // The tag is there, for whoever holds the credentials.
+    let listed = s.run(&["artifact", "list", &url, "--creds", "bot:s3cret"]);
+    assert!(listed.contains("\nproduction\tsha256:"), "{listed}");
+    let denied = s.run(&["artifact", "list", &url]);
+    assert!(denied.contains("exit: 1"), "{denied}");
+    // The pull Secret holds the same credentials for the registry's host.
+    let c = s.cluster();
+    let secret = get(&c, &obj("Secret", "v1", "prod", "demo-registry"));
+    let config = secret["data"][".dockerconfigjson"].as_str().unwrap();
+    let config =
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, config).unwrap();
+    let config: Value = serde_json::from_slice(&config).unwrap();
+    assert_eq!(config["auths"][reg.host()]["username"], "bot");
+    assert_eq!(config["auths"][reg.host()]["password"], "s3cret");
+}
