@@ -691,3 +691,85 @@ fn bootstrap_pushes_the_artifact_with_the_repository_creds() {
     assert_eq!(config["auths"][reg.host()]["username"], "bot");
     assert_eq!(config["auths"][reg.host()]["password"], "s3cret");
 }
+
+/// Runs `timoni ARGS` on a pseudo-terminal (util-linux `script`) with `input` typed in; returns
+/// the exit code and what the terminal showed. `None` (after a loud message) without `script`.
+fn on_terminal(s: &Session, args: &[&str], input: &str) -> Option<(i32, String)> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: `script` (util-linux) is missing: the prompt test needs a terminal");
+        return None;
+    }
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_timoni"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let mut child = Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .env("KUBECONFIG", &s.kubeconfig)
+        .env("HOME", s.dir.path())
+        .env("TIMONI_POLL_INTERVAL", "100ms")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    Some((out.status.code().unwrap_or(-1), text))
+}
+
+#[test]
+fn bootstrap_asks_before_installing_the_controller() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let s = Session::new(&env);
+    let d = demo().display().to_string();
+    let args = [
+        "project",
+        "bootstrap",
+        &d,
+        "--repository",
+        "oci://127.0.0.1:5000/projects/demo",
+        "-n",
+        "apps",
+        "--wait=false",
+    ];
+    let Some((code, shown)) = on_terminal(&s, &args, "n\n") else {
+        return;
+    };
+    assert_eq!(code, 1, "{shown}");
+    assert!(
+        shown.contains("install the Timoni controller in timoni-system? [y/N]"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("aborted: the Timoni controller is needed"),
+        "{shown}"
+    );
+    let c = s.cluster();
+    assert!(
+        c.get(&obj("Namespace", "v1", "", "timoni-system"))
+            .unwrap()
+            .is_none()
+    );
+
+    let (code, shown) = on_terminal(&s, &args, "y\n").unwrap();
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains("Deployment/timoni-system/timoni-controller created"),
+        "{shown}"
+    );
+    get(
+        &c,
+        &obj("Project", "projects.timoni.sh/v1alpha1", "apps", "demo"),
+    );
+}
