@@ -92,12 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     req.wait = args.apply.wait;
     req.timeout = args.kube.timeout;
     req.poll = poll_interval();
-    let mut log = Log {
-        dry: req.dry_run,
-        name: args.name.clone(),
-        namespace: namespace.clone(),
-        spinner: None,
-    };
+    let mut log = Log::new(req.dry_run, &args.name, &namespace);
     let result = apply_instance(&cluster, &req, &mut |e| log.event(e));
     log.finish();
     match result {
@@ -123,7 +118,7 @@ pub fn poll_interval() -> Duration {
 
 /// Renders apply events on stderr; while waiting, a spinner shows what is pending when stderr
 /// is a terminal.
-struct Log {
+pub(crate) struct Log {
     dry: bool,
     name: String,
     namespace: String,
@@ -131,13 +126,23 @@ struct Log {
 }
 
 impl Log {
-    fn finish(&mut self) {
+    /// A log of the apply of instance `name` in `namespace`.
+    pub(crate) fn new(dry: bool, name: &str, namespace: &str) -> Log {
+        Log {
+            dry,
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+            spinner: None,
+        }
+    }
+
+    pub(crate) fn finish(&mut self) {
         if let Some(s) = self.spinner.take() {
             s.finish_and_clear();
         }
     }
 
-    fn event(&mut self, e: &Event) {
+    pub(crate) fn event(&mut self, e: &Event) {
         match e {
             Event::Start { install, .. } if !self.dry => {
                 let verb = if *install { "installing" } else { "upgrading" };

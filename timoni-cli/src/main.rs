@@ -14,6 +14,7 @@ mod kube;
 mod list;
 mod module;
 mod oci_cmds;
+mod project;
 mod runtime;
 mod status;
 mod vendor;
@@ -70,6 +71,9 @@ enum Command {
     Artifact(oci_cmds::ArtifactArgs),
     /// Log in to and out of container registries.
     Registry(oci_cmds::RegistryArgs),
+    /// Timoni Projects: push them, bootstrap clusters onto them, and inspect or nudge their
+    /// reconciliation by the Timoni controller.
+    Project(project::Args),
     /// Run as a KRM function (kustomize, kpt): build the Instance or Bundle of the
     /// ResourceList's functionConfig, or vet its items (`fn vet`).
     Fn(krm::Args),
@@ -119,6 +123,7 @@ fn main() -> ExitCode {
         Command::Cue(args) => cue::run(args),
         Command::Artifact(args) => oci_cmds::run_artifact(args),
         Command::Registry(args) => oci_cmds::run_registry(args),
+        Command::Project(args) => project::run(args),
         Command::Fn(args) => krm::run(args),
     };
     match result {

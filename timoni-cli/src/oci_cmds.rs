@@ -61,7 +61,7 @@ impl OciFlags {
         }
     }
 
-    fn connect(&self, url: &ArtifactUrl, creds: &Creds) -> Result<OciClientRegistry> {
+    pub(crate) fn connect(&self, url: &ArtifactUrl, creds: &Creds) -> Result<OciClientRegistry> {
         Ok(oci::connect(url, &self.connect_options(creds))?)
     }
 }
@@ -83,7 +83,7 @@ impl From<LocalFormat> for LayoutFormat {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Output {
+pub(crate) enum Output {
     Yaml,
     Json,
 }
@@ -333,11 +333,11 @@ enum RegistryCommand {
     Logout { registry: String },
 }
 
-fn env(k: &str) -> Option<String> {
+pub(crate) fn env(k: &str) -> Option<String> {
     std::env::var(k).ok()
 }
 
-fn annotations(pairs: &[String]) -> Result<BTreeMap<String, String>> {
+pub(crate) fn annotations(pairs: &[String]) -> Result<BTreeMap<String, String>> {
     pairs
         .iter()
         .map(|p| match p.split_once('=') {
@@ -360,7 +360,7 @@ fn to_data(v: &serde_json::Value) -> Data {
     }
 }
 
-fn render(value: &impl Serialize, output: Output) -> Result<()> {
+pub(crate) fn render(value: &impl Serialize, output: Output) -> Result<()> {
     let v = serde_json::to_value(value)?;
     match output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&v)?),

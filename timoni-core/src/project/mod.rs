@@ -5,6 +5,7 @@
 //! where `needs` allows. The controller and the `timoni project` commands are thin adapters over
 //! these.
 
+pub mod admin;
 pub mod api;
 pub mod definition;
 pub mod reconcile;

@@ -1,0 +1,509 @@
+//! `timoni project push|bootstrap|reconcile|suspend|resume|delete|list|status|events`: Timoni
+//! Projects (seed 000). Each command parses its flags, calls `timoni_core::project` (the
+//! artifact in `source`, the cluster side in `admin`), and prints: tables on stdout,
+//! progress on stderr.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{ArgAction, Subcommand};
+use timoni_core::cluster::ObjRef;
+use timoni_core::oci::ArtifactUrl;
+use timoni_core::project::admin::bootstrap::{
+    self, BootstrapSpec, CONTROLLER_NAME, CONTROLLER_NAMESPACE, ControllerInstall,
+    DEFAULT_CONTROLLER_REPOSITORY,
+};
+use timoni_core::project::admin::ops::{self, DeleteOptions};
+use timoni_core::project::api::Project;
+use timoni_core::project::source::push_project;
+
+use crate::kube::KubeFlags;
+use crate::oci_cmds::{Creds, OciFlags, Output, annotations, env, render};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check a Project and push its directory to a container registry.
+    Push(Push),
+    /// Subscribe the cluster to a Project, installing the Timoni controller if needed.
+    Bootstrap(Box<Bootstrap>),
+    /// Ask the controller to reconcile a Project now.
+    Reconcile(Reconcile),
+    /// Stop the reconciliation of a Project.
+    Suspend(Named),
+    /// Resume the reconciliation of a Project.
+    Resume(Named),
+    /// Delete a Project (the controller uninstalls its instances unless --orphan).
+    Delete(Delete),
+    /// List the Projects and their last reconcile status.
+    #[command(visible_alias = "ls")]
+    List(List),
+    /// Print a Project's conditions and the status of each component.
+    Status(Named),
+    /// Print the events of a Project, oldest first.
+    Events(Named),
+}
+
+#[derive(clap::Args, Debug)]
+struct Push {
+    /// The Project directory.
+    dir: PathBuf,
+    /// The repository, `oci://<host>/<repo>`.
+    #[arg(long)]
+    repository: String,
+    /// Tag (repeatable, at least one).
+    #[arg(short, long = "tag", required = true)]
+    tags: Vec<String>,
+    /// The Project file, relative to the directory.
+    #[arg(short, long, default_value = "project.cue")]
+    file: String,
+    /// Manifest annotation `key=value` (repeatable).
+    #[arg(short, long = "annotation", value_name = "KEY=VALUE")]
+    annotations: Vec<String>,
+    /// Print `{url, repository, tag, digest}`.
+    #[arg(short, long, value_enum)]
+    output: Option<Output>,
+    #[command(flatten)]
+    creds: Creds,
+    #[command(flatten)]
+    oci: OciFlags,
+}
+
+#[derive(clap::Args, Debug)]
+struct Bootstrap {
+    /// The Project file, or its directory (then `project.cue` in it).
+    project: PathBuf,
+    /// The Project's repository, `oci://<host>/<repo>`.
+    #[arg(long)]
+    repository: String,
+    /// Credentials of the repository's registry, `user:password`: used to push and stored in
+    /// the Project's image pull Secret.
+    #[arg(long, value_name = "USER:PASSWORD")]
+    repository_creds: Option<String>,
+    /// The tag the cluster follows.
+    #[arg(long, default_value = "latest")]
+    tag: String,
+    /// Push the Project to the repository under the tag first.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    push_artifact: bool,
+    /// The cluster name injected as TIMONI_CLUSTER_NAME (annotation runtime.timoni.sh/cluster).
+    #[arg(long)]
+    cluster_name: Option<String>,
+    /// The cluster group injected as TIMONI_CLUSTER_GROUP (annotation runtime.timoni.sh/group).
+    #[arg(long)]
+    cluster_group: Option<String>,
+    /// The service account the controller impersonates (default: the Project name).
+    #[arg(long)]
+    service_account: Option<String>,
+    /// The ClusterRole bound to the service account in the Project's namespace.
+    #[arg(long, default_value = "admin")]
+    service_account_role: String,
+    /// The controller image [default: ghcr.io/timoni-rs/timoni-controller:<timoni version>].
+    #[arg(long, value_name = "IMAGE")]
+    controller_image: Option<String>,
+    /// Install the controller without asking.
+    #[arg(short, long)]
+    yes: bool,
+    /// Wait for the controller's Deployment to become ready.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    wait: bool,
+    /// How often the controller checks the tag (spec.interval).
+    #[arg(long)]
+    interval: Option<String>,
+    #[command(flatten)]
+    oci: OciFlags,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+struct Named {
+    /// The Project name.
+    name: String,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+struct Reconcile {
+    /// The Project name.
+    name: String,
+    /// Wait until the controller has handled the request (up to --timeout).
+    #[arg(long)]
+    wait: bool,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+struct Delete {
+    /// The Project name.
+    name: String,
+    /// Leave the Project's instances installed.
+    #[arg(long)]
+    orphan: bool,
+    /// Wait until the Project is gone, its instances uninstalled (up to --timeout).
+    #[arg(long)]
+    wait: bool,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+#[derive(clap::Args, Debug)]
+struct List {
+    /// List the Projects of every namespace.
+    #[arg(short = 'A', long = "all-namespaces")]
+    all_namespaces: bool,
+    #[command(flatten)]
+    kube: KubeFlags,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    match args.command {
+        Command::Push(a) => push(a),
+        Command::Bootstrap(a) => run_bootstrap(*a),
+        Command::Reconcile(a) => reconcile(a),
+        Command::Suspend(a) => suspend(a, true),
+        Command::Resume(a) => suspend(a, false),
+        Command::Delete(a) => delete(a),
+        Command::List(a) => list(a),
+        Command::Status(a) => status(a),
+        Command::Events(a) => events(a),
+    }
+}
+
+fn push(a: Push) -> Result<ExitCode> {
+    let url = ArtifactUrl::parse(&a.repository)?;
+    let reg = a.oci.connect(&url, &a.creds)?;
+    let sde = env("SOURCE_DATE_EPOCH");
+    let (project, pushed) = push_project(
+        &reg,
+        &a.dir,
+        &a.file,
+        &url,
+        &a.tags,
+        &annotations(&a.annotations)?,
+        sde.as_deref(),
+    )
+    .map_err(|e| anyhow::anyhow!(crate::relative(&e.to_string())))?;
+    match a.output {
+        Some(o) => {
+            let mut v = serde_json::to_value(&pushed)?;
+            if let Some(m) = v.as_object_mut() {
+                m.insert("url".into(), url.with_tag(&pushed.tag).to_string().into());
+            }
+            render(&v, o)?;
+        }
+        None => eprintln!(
+            "pushed project {} to {}@{}",
+            project.name,
+            url.with_tag(&pushed.tag),
+            pushed.digest
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The directory and file of `bootstrap`'s argument.
+fn project_file(p: &Path) -> Result<(PathBuf, String)> {
+    if p.is_dir() {
+        return Ok((p.to_path_buf(), "project.cue".into()));
+    }
+    let name = p
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("{}: not a Project file or directory", p.display()))?;
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok((dir.to_path_buf(), name.to_string()))
+}
+
+/// Asks on stderr whether to install the controller; refuses without a terminal.
+fn confirm_install() -> Result<()> {
+    let ask = format!("install the Timoni controller in {CONTROLLER_NAMESPACE}? [y/N] ");
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "the Timoni controller is not installed in {CONTROLLER_NAMESPACE} and there is no terminal to confirm its installation: run again with --yes to install it"
+        );
+    }
+    eprint!("{ask}");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        bail!("aborted: the Timoni controller is needed to reconcile Projects");
+    }
+    Ok(())
+}
+
+fn run_bootstrap(a: Bootstrap) -> Result<ExitCode> {
+    let (dir, file) = project_file(&a.project)?;
+    let definition = timoni_core::project::definition::load_project(&dir, &file)
+        .map_err(|e| anyhow::anyhow!(crate::relative(&e.to_string())))?;
+    let (cluster, namespace) = a.kube.connect()?;
+    let spec = BootstrapSpec {
+        project: definition.name.clone(),
+        namespace: namespace.clone(),
+        service_account: a
+            .service_account
+            .clone()
+            .unwrap_or_else(|| definition.name.clone()),
+        role: a.service_account_role.clone(),
+        repository: a.repository.clone(),
+        tag: a.tag.clone(),
+        path: file.clone(),
+        cluster_name: a.cluster_name.clone().unwrap_or_default(),
+        cluster_group: a.cluster_group.clone().unwrap_or_default(),
+        interval: a.interval.clone(),
+        creds: a.repository_creds.clone(),
+    };
+    // Checked before anything is pushed or installed.
+    let objects = bootstrap::bootstrap_objects(&spec)?;
+
+    if a.push_artifact {
+        let url = ArtifactUrl::parse(&a.repository)?;
+        let creds = Creds {
+            creds: a.repository_creds.clone(),
+        };
+        let reg = a.oci.connect(&url, &creds)?;
+        let sde = env("SOURCE_DATE_EPOCH");
+        let (_, pushed) = push_project(
+            &reg,
+            &dir,
+            &file,
+            &url,
+            std::slice::from_ref(&a.tag),
+            &Default::default(),
+            sde.as_deref(),
+        )
+        .map_err(|e| anyhow::anyhow!(crate::relative(&e.to_string())))?;
+        eprintln!(
+            "pushed project {} to {}@{}",
+            definition.name,
+            url.with_tag(&pushed.tag),
+            pushed.digest
+        );
+    }
+
+    let poll = crate::apply::poll_interval();
+    let state = bootstrap::controller_state(&cluster)?;
+    if !state.installed() {
+        if !a.yes {
+            confirm_install()?;
+        }
+        bootstrap::install_crd(&cluster, a.kube.timeout, poll)?;
+        eprintln!(
+            "CustomResourceDefinition/{} established",
+            bootstrap::CRD_NAME
+        );
+        let version = env!("CARGO_PKG_VERSION");
+        let install = ControllerInstall {
+            image: a
+                .controller_image
+                .clone()
+                .unwrap_or_else(|| format!("{DEFAULT_CONTROLLER_REPOSITORY}:{version}")),
+            version: version.to_string(),
+            wait: a.wait,
+            timeout: a.kube.timeout,
+            poll,
+        };
+        let mut log = crate::apply::Log::new(false, CONTROLLER_NAME, CONTROLLER_NAMESPACE);
+        let result = bootstrap::install_controller(&cluster, &install, &mut |e| log.event(e));
+        log.finish();
+        result?;
+    }
+    bootstrap::apply_objects(&cluster, &objects, &mut |r: &ObjRef| {
+        eprintln!("{r} applied")
+    })?;
+    eprintln!(
+        "project {} bootstrapped in namespace {namespace}",
+        definition.name
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn reconcile(a: Reconcile) -> Result<ExitCode> {
+    let (cluster, ns) = a.kube.connect()?;
+    let at = jiff::Timestamp::now().to_string();
+    ops::request_reconcile(&cluster, &ns, &a.name, &at)?;
+    eprintln!("requested the reconciliation of project {ns}/{}", a.name);
+    if a.wait {
+        let poll = crate::apply::poll_interval();
+        let p = ops::wait_reconciled(&cluster, &ns, &a.name, &at, a.kube.timeout, poll)?;
+        let (ready, message) = ops::ready(&p);
+        if ready != "True" {
+            bail!("project {ns}/{} is not ready: {message}", a.name);
+        }
+        eprintln!("project {ns}/{} reconciled: {message}", a.name);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn suspend(a: Named, suspend: bool) -> Result<ExitCode> {
+    let (cluster, ns) = a.kube.connect()?;
+    ops::set_suspend(&cluster, &ns, &a.name, suspend)?;
+    let verb = if suspend { "suspended" } else { "resumed" };
+    eprintln!("{verb} project {ns}/{}", a.name);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn delete(a: Delete) -> Result<ExitCode> {
+    let (cluster, ns) = a.kube.connect()?;
+    let opts = DeleteOptions {
+        orphan: a.orphan,
+        wait: a.wait,
+        timeout: a.kube.timeout,
+        poll: crate::apply::poll_interval(),
+    };
+    ops::delete_project(&cluster, &ns, &a.name, opts)?;
+    let how = if a.wait {
+        "deleted"
+    } else {
+        "deletion requested for"
+    };
+    eprintln!("{how} project {ns}/{}", a.name);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(a: List) -> Result<ExitCode> {
+    let (cluster, ns) = a.kube.connect()?;
+    let scope = if a.all_namespaces { "" } else { ns.as_str() };
+    let projects = ops::list_projects(&cluster, scope)?;
+    if projects.is_empty() {
+        if a.all_namespaces {
+            eprintln!("No Projects found.");
+        } else {
+            eprintln!("No Projects found in namespace {ns}.");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let now = jiff::Timestamp::now();
+    let mut headers = vec![];
+    if a.all_namespaces {
+        headers.push("NAMESPACE");
+    }
+    headers.extend(["NAME", "READY", "STATUS", "DIGEST", "AGE"]);
+    println!("{}", headers.join("\t"));
+    for p in &projects {
+        let (ready, message) = ops::ready(p);
+        let mut row = vec![];
+        if a.all_namespaces {
+            row.push(p.metadata.namespace.clone().unwrap_or_default());
+        }
+        row.extend([
+            p.metadata.name.clone().unwrap_or_default(),
+            ready,
+            or_dash(message),
+            or_dash(
+                p.status
+                    .as_ref()
+                    .and_then(|s| s.last_applied_digest.clone())
+                    .unwrap_or_default(),
+            ),
+            created_age(p, now),
+        ]);
+        println!("{}", row.join("\t"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn or_dash(s: String) -> String {
+    if s.is_empty() { "-".into() } else { s }
+}
+
+fn created_age(p: &Project, now: jiff::Timestamp) -> String {
+    p.metadata
+        .creation_timestamp
+        .as_ref()
+        .map_or("-".into(), |t| ops::age(&t.0.to_string(), now))
+}
+
+fn status(a: Named) -> Result<ExitCode> {
+    let (cluster, ns) = a.kube.connect()?;
+    let p = ops::get_project(&cluster, &ns, &a.name)?;
+    let st = p.status.clone().unwrap_or_default();
+    let source = &p.spec.source;
+    println!("project {ns}/{}", a.name);
+    println!(
+        "source {}:{} ({})",
+        source.repository,
+        p.spec.tag(),
+        p.spec.path()
+    );
+    println!("suspended {}", p.spec.suspend);
+    println!(
+        "last applied digest {}",
+        or_dash(st.last_applied_digest.clone().unwrap_or_default())
+    );
+    println!(
+        "last attempted digest {}",
+        or_dash(st.last_attempted_digest.clone().unwrap_or_default())
+    );
+    println!();
+    println!("CONDITION\tSTATUS\tREASON\tMESSAGE\tLAST TRANSITION");
+    for c in &st.conditions {
+        println!(
+            "{}\t{}\t{}\t{}\t{}",
+            c.type_,
+            c.status,
+            or_dash(c.reason.clone()),
+            or_dash(c.message.clone()),
+            c.last_transition_time
+        );
+    }
+    println!();
+    println!("COMPONENT\tPHASE\tINSTANCES\tLAST APPLIED\tERROR");
+    for c in &st.components {
+        let instances: Vec<String> = c
+            .instances
+            .iter()
+            .map(|i| {
+                format!(
+                    "{}/{} ({}:{})",
+                    i.namespace, i.name, i.module_url, i.module_version
+                )
+            })
+            .collect();
+        println!(
+            "{}\t{}\t{}\t{}\t{}",
+            c.name,
+            c.phase,
+            or_dash(instances.join(", ")),
+            or_dash(c.last_applied_time.clone().unwrap_or_default()),
+            or_dash(c.error.clone().unwrap_or_default())
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn events(a: Named) -> Result<ExitCode> {
+    let (cluster, ns) = a.kube.connect()?;
+    let events = ops::project_events(&cluster, &ns, &a.name)?;
+    if events.is_empty() {
+        eprintln!("No events found for project {ns}/{}.", a.name);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let now = jiff::Timestamp::now();
+    println!("LAST SEEN\tTYPE\tREASON\tMESSAGE");
+    for e in &events {
+        let mut seen = ops::age(&e.time, now);
+        if e.count > 1 {
+            seen.push_str(&format!(" (x{})", e.count));
+        }
+        // A multi-line message (the applied objects of an instance) stays on its row.
+        let message = e.message.trim_end().replace('\n', "; ");
+        println!("{seen}\t{}\t{}\t{message}", e.type_, e.reason);
+    }
+    Ok(ExitCode::SUCCESS)
+}
