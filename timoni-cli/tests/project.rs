@@ -217,7 +217,10 @@ fn bootstrap_installs_the_controller_and_subscribes_the_cluster() {
     );
     let container = &dep["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "127.0.0.1:5000/timoni-controller:v9");
-    assert_eq!(container["args"], json!(["--leader-elect"]));
+    assert_eq!(
+        container["args"],
+        json!(["--cache-dir=/tmp/cache", "--leader-elect"])
+    );
     for (kind, api, ns, name) in [
         ("ServiceAccount", "v1", "timoni-system", "timoni-controller"),
         (

@@ -509,7 +509,11 @@ mod tests {
             c["image"],
             "registry.example:5000/timoni/controller@sha256:abc"
         );
-        assert_eq!(c["args"], json!(["--leader-elect"]));
+        // Flags of the `timoni-controller` binary.
+        assert_eq!(
+            c["args"],
+            json!(["--cache-dir=/tmp/cache", "--leader-elect"])
+        );
         assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
         assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
         assert_eq!(c["ports"][0]["containerPort"], 8080);
