@@ -49,6 +49,12 @@ impl std::error::Error for InitError {}
 
 /// The files of the embedded starter, as (relative path, contents), sorted by path.
 pub fn starter_files() -> Vec<(&'static Path, &'static [u8])> {
+    embedded_files(&STARTER)
+}
+
+/// The files of a directory embedded with `include_dir!`, as (relative path, contents), sorted
+/// by path.
+pub fn embedded_files(dir: &'static Dir<'static>) -> Vec<(&'static Path, &'static [u8])> {
     fn walk(d: &'static Dir<'static>, out: &mut Vec<(&'static Path, &'static [u8])>) {
         for f in d.files() {
             out.push((f.path(), f.contents()));
@@ -58,7 +64,7 @@ pub fn starter_files() -> Vec<(&'static Path, &'static [u8])> {
         }
     }
     let mut out = Vec::new();
-    walk(&STARTER, &mut out);
+    walk(dir, &mut out);
     out.sort_by(|a, b| a.0.cmp(b.0));
     out
 }

@@ -41,18 +41,7 @@ pub const CRD_NAME: &str = "projects.projects.timoni.sh";
 
 /// The files of the embedded controller module, as (relative path, contents), sorted by path.
 pub fn controller_module_files() -> Vec<(&'static Path, &'static [u8])> {
-    fn walk(d: &'static Dir<'static>, out: &mut Vec<(&'static Path, &'static [u8])>) {
-        for f in d.files() {
-            out.push((f.path(), f.contents()));
-        }
-        for sub in d.dirs() {
-            walk(sub, out);
-        }
-    }
-    let mut out = Vec::new();
-    walk(&CONTROLLER, &mut out);
-    out.sort_by(|a, b| a.0.cmp(b.0));
-    out
+    crate::blueprint::embedded_files(&CONTROLLER)
 }
 
 /// Writes the embedded controller module into `dest` (created if needed).
