@@ -69,6 +69,14 @@ pub fn embedded_files(dir: &'static Dir<'static>) -> Vec<(&'static Path, &'stati
     out
 }
 
+/// Writes a file of an embedded tree, creating its directory; the error names the path.
+pub(crate) fn write_file(path: &Path, contents: &[u8]) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, contents).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
 fn valid_name(name: &str) -> bool {
     let b = name.as_bytes();
     !b.is_empty()
@@ -103,13 +111,7 @@ pub fn vendor_k8s(module_root: &Path) -> Result<Vec<PathBuf>, InitError> {
         if !sub.starts_with("k8s.io") {
             continue;
         }
-        let path = cue_mod.join("gen").join(sub);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| InitError::Io(format!("creating {}: {e}", dir.display())))?;
-        }
-        std::fs::write(&path, contents)
-            .map_err(|e| InitError::Io(format!("writing {}: {e}", path.display())))?;
+        write_file(&cue_mod.join("gen").join(sub), contents).map_err(InitError::Io)?;
         written.push(sub.to_path_buf());
     }
     Ok(written)
@@ -134,17 +136,11 @@ pub fn init(name: &str, parent: &Path) -> Result<(PathBuf, Vec<PathBuf>), InitEr
     }
     let mut written = Vec::new();
     for (rel, contents) in starter_files() {
-        let path = dest.join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| InitError::Io(format!("creating {}: {e}", dir.display())))?;
-        }
         let bytes = match std::str::from_utf8(contents) {
             Ok(text) => text.replace(PLACEHOLDER, name).into_bytes(),
             Err(_) => contents.to_vec(),
         };
-        std::fs::write(&path, bytes)
-            .map_err(|e| InitError::Io(format!("writing {}: {e}", path.display())))?;
+        write_file(&dest.join(rel), &bytes).map_err(InitError::Io)?;
         written.push(rel.to_path_buf());
     }
     Ok((dest, written))

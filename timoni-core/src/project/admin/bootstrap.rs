@@ -47,13 +47,7 @@ pub fn controller_module_files() -> Vec<(&'static Path, &'static [u8])> {
 /// Writes the embedded controller module into `dest` (created if needed).
 pub fn write_controller_module(dest: &Path) -> Result<(), AdminError> {
     for (rel, contents) in controller_module_files() {
-        let path = dest.join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| AdminError::Io(format!("creating {}: {e}", dir.display())))?;
-        }
-        std::fs::write(&path, contents)
-            .map_err(|e| AdminError::Io(format!("writing {}: {e}", path.display())))?;
+        crate::blueprint::write_file(&dest.join(rel), contents).map_err(AdminError::Io)?;
     }
     Ok(())
 }
