@@ -312,6 +312,12 @@ fn project_dir(files: &[(&str, String)]) -> tempfile::TempDir {
     dir
 }
 
+/// Writes `files` as a Project directory and pushes it as `url:latest`; returns the digest.
+fn publish(files: &[(&str, String)], url: &str) -> String {
+    let dir = project_dir(files);
+    push(dir.path(), url, &["latest"], None)
+}
+
 /// A bundle of one `cm` instance `name` in `namespace` with `version`, and the cluster name
 /// from the Project's annotation.
 fn bundle(name: &str, namespace: &str, version: &str) -> String {
@@ -673,11 +679,13 @@ fn failures_end_ready_false_with_their_reason_and_recover_then_delete_uninstalls
     let web = ("bundles/web.cue", bundle("web", "web", "v1"));
 
     // Malformed project.cue.
-    let dir = project_dir(&[
-        ("project.cue", "project: {\n\tname: \n".into()),
-        web.clone(),
-    ]);
-    push(dir.path(), &push_url, &["latest"], None);
+    publish(
+        &[
+            ("project.cue", "project: {\n\tname: \n".into()),
+            web.clone(),
+        ],
+        &push_url,
+    );
     c.tenant("team", "deployer", true, None);
     c.create_project(
         "team",
@@ -693,8 +701,7 @@ fn failures_end_ready_false_with_their_reason_and_recover_then_delete_uninstalls
 
     // A missing file.
     let missing = PROJECT_ONE.replace("web.cue", "nowhere.cue");
-    let dir = project_dir(&[("project.cue", missing), web.clone()]);
-    let d = push(dir.path(), &push_url, &["latest"], None);
+    let d = publish(&[("project.cue", missing), web.clone()], &push_url);
     let ready = wait_for("the missing file to be reported", || {
         let st = c.status("team", "solo");
         let ready = st.conditions.iter().find(|c| c.type_ == "Ready")?.clone();
@@ -719,8 +726,7 @@ fn failures_end_ready_false_with_their_reason_and_recover_then_delete_uninstalls
 	}
 }
 "#;
-    let dir = project_dir(&[("project.cue", cycle.into()), web.clone()]);
-    let d = push(dir.path(), &push_url, &["latest"], None);
+    let d = publish(&[("project.cue", cycle.into()), web.clone()], &push_url);
     let ready = wait_for("the cycle to be reported", || {
         let st = c.status("team", "solo");
         let ready = st.conditions.iter().find(|c| c.type_ == "Ready")?.clone();
@@ -736,8 +742,10 @@ fn failures_end_ready_false_with_their_reason_and_recover_then_delete_uninstalls
     assert!(c.config_map("web", "web-main").is_none());
 
     // Fixed: recovery.
-    let dir = project_dir(&[("project.cue", PROJECT_ONE.into()), web.clone()]);
-    let good = push(dir.path(), &push_url, &["latest"], None);
+    let good = publish(
+        &[("project.cue", PROJECT_ONE.into()), web.clone()],
+        &push_url,
+    );
     let st = c.wait_ready("team", "solo", "True", "ReconciliationSucceeded");
     assert_eq!(st.last_applied_digest.as_deref(), Some(good.as_str()));
     assert!(
@@ -787,11 +795,13 @@ fn failures_end_ready_false_with_their_reason_and_recover_then_delete_uninstalls
             .any(|c| c.type_ == "Reconciling" && c.status == "False" && c.reason == "Suspended")
             .then_some(())
     });
-    let dir = project_dir(&[
-        ("project.cue", PROJECT_ONE.into()),
-        ("bundles/web.cue", bundle("web", "web", "v2")),
-    ]);
-    let v2 = push(dir.path(), &push_url, &["latest"], None);
+    let v2 = publish(
+        &[
+            ("project.cue", PROJECT_ONE.into()),
+            ("bundles/web.cue", bundle("web", "web", "v2")),
+        ],
+        &push_url,
+    );
     std::thread::sleep(Duration::from_secs(3)); // three intervals
     assert_eq!(c.config_map("web", "web-main").unwrap()["version"], "v1");
     assert_eq!(
@@ -829,11 +839,13 @@ fn failures_end_ready_false_with_their_reason_and_recover_then_delete_uninstalls
         );
         return;
     }
-    let dir = project_dir(&[
-        ("project.cue", PROJECT_ONE.into()),
-        ("bundles/web.cue", bundle("web", "web", "v3")),
-    ]);
-    let v3 = push(dir.path(), &push_url, &["latest"], None);
+    let v3 = publish(
+        &[
+            ("project.cue", PROJECT_ONE.into()),
+            ("bundles/web.cue", bundle("web", "web", "v3")),
+        ],
+        &push_url,
+    );
     wait_for("v3 after the API server restart", || {
         (c.status("team", "solo").last_applied_digest.as_deref() == Some(v3.as_str())).then_some(())
     });
@@ -888,12 +900,14 @@ fn a_service_account_cannot_escape_its_namespace_and_orphaned_projects_leave_the
         "subjects": [{"kind": "ServiceAccount", "name": "deployer", "namespace": "tenant"}]}),
     );
     let escape = PROJECT_ONE.replace("solo", "escape");
-    let dir = project_dir(&[
-        ("project.cue", escape),
-        ("bundles/web.cue", bundle("web", "victim", "v1")),
-    ]);
     let url = reg.url("tenant/escape");
-    push(dir.path(), &url, &["latest"], None);
+    publish(
+        &[
+            ("project.cue", escape),
+            ("bundles/web.cue", bundle("web", "victim", "v1")),
+        ],
+        &url,
+    );
     c.create_project(
         "tenant",
         "escape",
@@ -959,12 +973,14 @@ fn a_service_account_cannot_escape_its_namespace_and_orphaned_projects_leave_the
     // Orphan: deleting the Project leaves what it installed.
     c.tenant("keep", "deployer", true, None);
     let keep = PROJECT_ONE.replace("solo", "keep");
-    let dir = project_dir(&[
-        ("project.cue", keep),
-        ("bundles/web.cue", bundle("kept", "kept", "v1")),
-    ]);
     let url = reg.url("keep/keep");
-    push(dir.path(), &url, &["latest"], None);
+    publish(
+        &[
+            ("project.cue", keep),
+            ("bundles/web.cue", bundle("kept", "kept", "v1")),
+        ],
+        &url,
+    );
     c.create_project(
         "keep",
         "keep",
