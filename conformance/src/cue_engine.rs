@@ -73,7 +73,7 @@ fn code(c: CErr) -> ErrCode {
         CErr::Eval => ErrCode::Eval,
         CErr::User => ErrCode::User,
         CErr::StructuralCycle => ErrCode::StructuralCycle,
-        CErr::Incomplete => ErrCode::Incomplete,
+        CErr::Incomplete | CErr::Undefined => ErrCode::Incomplete,
         CErr::Cycle => ErrCode::Cycle,
     }
 }

@@ -66,6 +66,9 @@ impl Program {
     pub fn span(&self, id: ExprId) -> Span {
         self.spans[id as usize]
     }
+    pub fn struct_span(&self, id: StructId) -> Span {
+        self.structs[id as usize].span
+    }
     /// The position of a selector's label, or of the expression when it is not a selector.
     pub fn sel_span(&self, id: ExprId) -> Span {
         self.sel_spans
@@ -426,17 +429,30 @@ impl Compiler<'_> {
                     self.scopes.push(Scope { frame: true, names });
                     clauses.push(Clause::Let { label, value });
                 }
-                ast::Clause::Try { span, .. } => {
-                    let id = self.err(*span, "try clauses need the try experiment");
-                    clauses.push(Clause::If(id));
+                ast::Clause::Try { binding, .. } => {
+                    let binding = binding.as_ref().map(|(ident, expr)| {
+                        let value = self.expr(expr);
+                        let label = self.prog.labels.fresh_let(&ident.name);
+                        let n: Rc<str> = Rc::from(&*ident.name);
+                        let mut names = HashMap::default();
+                        names.insert(n.clone(), Binding::Let(label, n));
+                        self.scopes.push(Scope { frame: true, names });
+                        (label, value)
+                    });
+                    clauses.push(Clause::Try { binding });
                 }
             }
         }
         let body = self.struct_lit(&c.body.decls, c.body.span, false, None);
         self.scopes.truncate(pushed);
+        let fallback = c
+            .fallback
+            .as_ref()
+            .map(|f| self.struct_lit(&f.body.decls, f.body.span, false, None));
         Comprehension {
             clauses,
             body,
+            fallback,
             span: c.span,
         }
     }
@@ -582,7 +598,11 @@ impl Compiler<'_> {
                 let r = self.expr(rhs);
                 self.prog.add(Expr::Binary(*op, l, r), span)
             }
-            ast::Expr::Optional { expr, .. } | ast::Expr::Open { expr, .. } => self.expr(expr),
+            ast::Expr::Optional { expr, .. } => {
+                let x = self.expr(expr);
+                self.prog.add(Expr::TryRef(x), span)
+            }
+            ast::Expr::Open { expr, .. } => self.expr(expr),
             ast::Expr::Alias { span, .. } => self.err(*span, "alias not allowed in this position"),
             ast::Expr::Bad(s) => self.err(*s, "syntax error"),
         }

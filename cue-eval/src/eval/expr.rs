@@ -237,12 +237,95 @@ impl Runtime {
                     )),
                 }
             }
+            Expr::TryRef(x) => self.resolve_try(env, *x, cur),
             _ => match self.eval_value(env, id, Some(cur)) {
                 Value::Vertex(w) => Ok(Resolved::Vertex(w)),
                 Value::Bottom(b) => Err(b),
                 v => Ok(Resolved::Value(v)),
             },
         }
+    }
+
+    /// `x?`: resolves `x`, turning "this field or element is not there (yet)" into an
+    /// `ErrCode::Undefined` error. A field a closed struct can never have, an index beyond a
+    /// closed list, a required field not filled in and any other error stay what they are.
+    fn resolve_try(
+        &mut self,
+        env: Option<&EnvRef>,
+        x: ExprId,
+        cur: VId,
+    ) -> Result<Resolved, Rc<Bottom>> {
+        let undefined = |b: &Bottom| {
+            Rc::new(Bottom {
+                code: ErrCode::Undefined,
+                ..b.clone()
+            })
+        };
+        let inner = self.prog.expr_rc(x);
+        let r = self.resolve(env, x, cur);
+        match r {
+            Ok(Resolved::Vertex(a)) if self.v(a).arc_type == ArcType::Optional => {
+                let label = self.v(a).label;
+                Err(Rc::new(Bottom {
+                    code: ErrCode::Undefined,
+                    msg: format!("undefined field: {}", self.prog.labels.text(label)),
+                    spans: vec![self.prog.span(x)],
+                    child: false,
+                    at: None,
+                }))
+            }
+            Ok(Resolved::Vertex(a)) if self.v(a).arc_type == ArcType::Required => {
+                let label = self.v(a).label;
+                Err(Bottom::with_span(
+                    ErrCode::Incomplete,
+                    format!("required field missing: {}", self.prog.labels.text(label)),
+                    self.prog.span(x),
+                ))
+            }
+            Err(b) if b.code == ErrCode::Incomplete => {
+                if b.msg.starts_with("index out of range") {
+                    return Err(undefined(&b));
+                }
+                if b.msg.starts_with("cannot reference optional field") {
+                    return Err(undefined(&Bottom {
+                        msg: b.msg.replacen(
+                            "cannot reference optional field",
+                            "undefined field",
+                            1,
+                        ),
+                        ..(*b).clone()
+                    }));
+                }
+                if !b.msg.starts_with("undefined field") {
+                    return Err(b);
+                }
+                // Can the field still appear? Not in a closed struct that has no pattern for it.
+                if let Expr::Selector(base, label) = &*inner
+                    && let Ok(Resolved::Vertex(w)) = self.resolve(env, *base, cur)
+                {
+                    let w = self.default_of(w);
+                    if !self.may_have_field(w, *label) {
+                        return Err(Rc::new(Bottom {
+                            code: ErrCode::Eval,
+                            ..(*b).clone()
+                        }));
+                    }
+                }
+                Err(undefined(&b))
+            }
+            r => r,
+        }
+    }
+
+    /// Whether a field `label` may still be added to struct `w`: it is open, or a pattern of it
+    /// (or `...`) admits the label.
+    fn may_have_field(&mut self, w: VId, label: Label) -> bool {
+        let closed = self.path_has_def(w) || !self.v(w).closed_groups.is_empty();
+        if !closed {
+            return true;
+        }
+        let pats: Vec<Value> = self.v(w).patterns.iter().map(|(f, _)| f.clone()).collect();
+        pats.iter().any(|f| self.label_matches(f, label))
     }
 
     fn resolve_base(
@@ -565,7 +648,8 @@ impl Runtime {
             | Expr::LabelRef { .. }
             | Expr::Import(_)
             | Expr::Selector(..)
-            | Expr::Index(..) => {
+            | Expr::Index(..)
+            | Expr::TryRef(..) => {
                 let cur_v = cur.unwrap_or(0);
                 match self.resolve(env, id, cur_v) {
                     Ok(Resolved::Vertex(w)) => {

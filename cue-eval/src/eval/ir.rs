@@ -81,6 +81,10 @@ pub enum Expr {
     Builtin(Builtin),
     Selector(ExprId, Label),
     Index(ExprId, ExprId),
+    /// `x?`, `a.b?`, `l[i]?` (the `try` experiment): a reference whose target may be undefined;
+    /// an undefined target is an `ErrCode::Undefined` error that makes the enclosing `try` yield
+    /// nothing.
+    TryRef(ExprId),
     Slice(ExprId, Option<ExprId>, Option<ExprId>),
     Call(ExprId, Vec<ExprId>),
     Unary(UnaryOp, ExprId),
@@ -153,6 +157,9 @@ pub struct Comprehension {
     pub clauses: Vec<Clause>,
     /// The body: a struct literal evaluated in the scope of all clauses.
     pub body: StructId,
+    /// The `else { ... }` / `fallback { ... }` body (the `try` experiment), yielded once, in the
+    /// scope of the comprehension, when the clauses yield nothing.
+    pub fallback: Option<StructId>,
     pub span: Span,
 }
 
@@ -169,5 +176,11 @@ pub enum Clause {
     Let {
         label: Label,
         value: ExprId,
+    },
+    /// `try` (the `try` experiment): the comprehension yields only if a trial evaluation of the
+    /// bound value (`try x = expr`, bound like `let`) or, for a bare `try`, of the body finds no
+    /// optional reference `x?` to an undefined field.
+    Try {
+        binding: Option<(Label, ExprId)>,
     },
 }

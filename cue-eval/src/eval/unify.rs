@@ -534,7 +534,7 @@ impl Runtime {
         false
     }
 
-    fn path_has_def(&self, mut v: VId) -> bool {
+    pub(super) fn path_has_def(&self, mut v: VId) -> bool {
         loop {
             let vx = self.v(v);
             if vx.label.is_def() {
@@ -1083,18 +1083,23 @@ impl Runtime {
                 }
                 ir::ListElem::Comprehension(comp) => {
                     let envs = match c.env.clone() {
-                        Some(env) => self.comprehension_envs(v, env, comp),
+                        Some(env) => self.comprehension_envs(v, env.clone(), comp).map(|envs| {
+                            match comp.fallback {
+                                Some(fb) if envs.is_empty() => vec![(env, fb)],
+                                _ => envs.into_iter().map(|e| (e, comp.body)).collect(),
+                            }
+                        }),
                         None => Ok(Vec::new()),
                     };
                     match envs {
                         Ok(envs) => {
-                            for env in envs {
+                            for (env, body) in envs {
                                 let a = self.get_arc(v, Label::int(idx), ArcType::Member);
                                 self.push_conj(
                                     a,
                                     Conjunct {
                                         env: Some(env),
-                                        x: CExpr::Struct(comp.body),
+                                        x: CExpr::Struct(body),
                                         ci: ci.clone(),
                                         span: comp.span,
                                     },
@@ -1194,8 +1199,23 @@ impl Runtime {
         comp: Rc<ir::Comprehension>,
         ci: CloseInfo,
     ) {
-        match self.comprehension_envs(v, env, &comp) {
+        match self.comprehension_envs(v, env.clone(), &comp) {
             Ok(envs) => {
+                if envs.is_empty()
+                    && let Some(fb) = comp.fallback
+                {
+                    let span = self.prog.struct_span(fb);
+                    self.add_conjunct(
+                        v,
+                        st,
+                        Conjunct {
+                            env: Some(env),
+                            x: CExpr::Struct(fb),
+                            ci: ci.clone(),
+                            span,
+                        },
+                    );
+                }
                 for e in envs {
                     self.add_conjunct(
                         v,
@@ -1221,8 +1241,76 @@ impl Runtime {
         comp: &ir::Comprehension,
     ) -> Result<Vec<EnvRef>, Rc<Bottom>> {
         let mut out = Vec::new();
-        self.clauses(v, env, &comp.clauses, &mut out)?;
+        self.clauses(v, env, &comp.clauses, comp.body, &mut out)?;
         Ok(out)
+    }
+
+    /// A scope binding `label` to `value` (a `let` clause or `try x = value`).
+    fn let_env(&mut self, env: EnvRef, label: Label, value: ExprId) -> EnvRef {
+        let f = self.new_vertex(None, label, ArcType::Member);
+        self.vm(f).anonymous = true;
+        self.vm(f).status = Status::Evaluated;
+        let a = self.new_vertex(Some(f), label, ArcType::Member);
+        self.vm(a).anonymous = true;
+        let sp_ = self.prog.span(value);
+        self.push_conj(
+            a,
+            Conjunct {
+                env: Some(env.clone()),
+                x: CExpr::Expr(value),
+                ci: CloseInfo::default(),
+                span: sp_,
+            },
+        );
+        self.push_arc(f, a);
+        Rc::new(Env {
+            up: Some(env),
+            vertex: f,
+            dyn_label: None,
+        })
+    }
+
+    /// A trial evaluation of `x` in `env` for a `try` clause: whether an optional reference in it
+    /// found its target undefined.
+    fn try_fails(&mut self, env: EnvRef, x: CExpr, span: Span) -> bool {
+        let t = self.new_vertex(None, Label::int(0), ArcType::Member);
+        self.vm(t).anonymous = true;
+        self.push_conj(
+            t,
+            Conjunct {
+                env: Some(env),
+                x,
+                ci: CloseInfo::default(),
+                span,
+            },
+        );
+        self.finalize(t, false);
+        self.has_undefined(t)
+    }
+
+    /// Whether `v` or a regular field below it is an `ErrCode::Undefined` error.
+    fn has_undefined(&self, v: VId) -> bool {
+        let mut stack = vec![v];
+        let mut seen = 0usize;
+        while let Some(x) = stack.pop() {
+            seen += 1;
+            if seen > 1_000_000 {
+                return false;
+            }
+            let vx = self.v(x);
+            if vx
+                .err
+                .as_ref()
+                .is_some_and(|e| e.code == ErrCode::Undefined)
+            {
+                return true;
+            }
+            stack.extend(vx.arcs.iter().copied().filter(|&a| {
+                let ax = self.v(a);
+                ax.label.is_regular() && ax.arc_type != ArcType::Optional
+            }));
+        }
+        false
     }
 
     fn clauses(
@@ -1230,6 +1318,7 @@ impl Runtime {
         v: VId,
         env: EnvRef,
         clauses: &[ir::Clause],
+        body: ir::StructId,
         out: &mut Vec<EnvRef>,
     ) -> Result<(), Rc<Bottom>> {
         let Some((first, rest)) = clauses.split_first() else {
@@ -1240,7 +1329,7 @@ impl Runtime {
             ir::Clause::If(cond) => {
                 let c = self.eval_value(Some(&env), *cond, Some(v));
                 match self.concrete(c)? {
-                    Value::Bool(true) => self.clauses(v, env, rest, out),
+                    Value::Bool(true) => self.clauses(v, env, rest, body, out),
                     Value::Bool(false) => Ok(()),
                     Value::Bottom(b) => Err(b),
                     other => Err(Bottom::with_span(
@@ -1254,29 +1343,30 @@ impl Runtime {
                     )),
                 }
             }
-            ir::Clause::Let { label, value } => {
-                let f = self.new_vertex(None, *label, ArcType::Member);
-                self.vm(f).anonymous = true;
-                self.vm(f).status = Status::Evaluated;
-                let a = self.new_vertex(Some(f), *label, ArcType::Member);
-                self.vm(a).anonymous = true;
+            ir::Clause::Try { binding: None } => {
+                let mut yields = Vec::new();
+                self.clauses(v, env, rest, body, &mut yields)?;
+                let span = self.prog.struct_span(body);
+                for e in yields {
+                    if !self.try_fails(e.clone(), CExpr::Struct(body), span) {
+                        out.push(e);
+                    }
+                }
+                Ok(())
+            }
+            ir::Clause::Try {
+                binding: Some((label, value)),
+            } => {
                 let sp_ = self.prog.span(*value);
-                self.push_conj(
-                    a,
-                    Conjunct {
-                        env: Some(env.clone()),
-                        x: CExpr::Expr(*value),
-                        ci: CloseInfo::default(),
-                        span: sp_,
-                    },
-                );
-                self.push_arc(f, a);
-                let e = Rc::new(Env {
-                    up: Some(env),
-                    vertex: f,
-                    dyn_label: None,
-                });
-                self.clauses(v, e, rest, out)
+                if self.try_fails(env.clone(), CExpr::Expr(*value), sp_) {
+                    return Ok(());
+                }
+                let e = self.let_env(env, *label, *value);
+                self.clauses(v, e, rest, body, out)
+            }
+            ir::Clause::Let { label, value } => {
+                let e = self.let_env(env, *label, *value);
+                self.clauses(v, e, rest, body, out)
             }
             ir::Clause::For { key, value, source } => {
                 let src = self.eval_value(Some(&env), *source, Some(v));
@@ -1366,7 +1456,7 @@ impl Runtime {
                         vertex: f,
                         dyn_label: None,
                     });
-                    self.clauses(v, e, rest, out)?;
+                    self.clauses(v, e, rest, body, out)?;
                 }
                 Ok(())
             }

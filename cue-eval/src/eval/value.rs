@@ -83,18 +83,24 @@ pub enum ErrCode {
     StructuralCycle = 2,
     Incomplete = 3,
     Cycle = 4,
+    /// An optional reference `x?` to a field that is not defined (the `try` experiment); reported
+    /// as incomplete.
+    Undefined = 5,
 }
 
 impl ErrCode {
     pub fn is_incomplete(self) -> bool {
-        matches!(self, ErrCode::Incomplete | ErrCode::Cycle)
+        matches!(
+            self,
+            ErrCode::Incomplete | ErrCode::Cycle | ErrCode::Undefined
+        )
     }
     pub fn name(self) -> &'static str {
         match self {
             ErrCode::Eval => "eval",
             ErrCode::User => "user",
             ErrCode::StructuralCycle => "structural_cycle",
-            ErrCode::Incomplete => "incomplete",
+            ErrCode::Incomplete | ErrCode::Undefined => "incomplete",
             ErrCode::Cycle => "cycle",
         }
     }
