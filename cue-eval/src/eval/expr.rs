@@ -43,6 +43,39 @@ pub fn scalar_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Text from bytes the way Go's `strings.ToValidUTF8(s, "\uFFFD")` makes it (as CUE does for
+/// bytes interpolated into a string): each run of invalid bytes becomes one U+FFFD.
+pub fn to_valid_utf8(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(b) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(b.len() + 2);
+    let mut rest = b;
+    let mut in_bad_run = false;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                break;
+            }
+            Err(e) => {
+                let (good, after) = rest.split_at(e.valid_up_to());
+                if !good.is_empty() {
+                    in_bad_run = false;
+                }
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                if !in_bad_run {
+                    out.push('\u{FFFD}');
+                    in_bad_run = true;
+                }
+                let skip = e.error_len().unwrap_or(after.len()).max(1);
+                rest = &after[skip..];
+            }
+        }
+    }
+    out.into()
+}
+
 /// Equality of constraint values, for removing duplicate bounds.
 pub fn value_eq_shallow(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -378,6 +411,18 @@ impl Runtime {
         }
         match found {
             Some(a) => {
+                // A selection from a struct that is itself an error is that error.
+                if !static_ref {
+                    let sx = self.v(self.deref(scope));
+                    if let Some(e) = &sx.err
+                        && !e.child
+                        && matches!(sx.status, Status::Evaluated | Status::Finalized)
+                        && !sx.is_disjunct
+                        && sx.disj.is_none()
+                    {
+                        return Err(e.clone());
+                    }
+                }
                 let at = self.v(a).arc_type;
                 if at == ArcType::Optional && !static_ref {
                     return Err(Bottom::with_span(
@@ -945,6 +990,28 @@ impl Runtime {
                 }));
             }
         }
+        // Lists and structs compare only when concrete throughout.
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            for (side, x, v) in [("left", a, &l), ("right", b, &r)] {
+                if let Value::Vertex(w) = v
+                    && let Some((path, text)) = self.first_non_concrete(*w)
+                {
+                    let kind = if self.v(self.deref(*w)).is_list {
+                        "list"
+                    } else {
+                        "struct"
+                    };
+                    return Value::Bottom(Bottom::with_span(
+                        ErrCode::Incomplete,
+                        format!(
+                            "invalid {side}-hand value to '{}' (type {kind}): {path}: incomplete value {text}",
+                            op.as_str()
+                        ),
+                        self.prog.span(x),
+                    ));
+                }
+            }
+        }
         match self.binary_values(op, l, r, span) {
             // CUE points at the operation and at where each operand's value was written.
             Value::Bottom(e)
@@ -1152,6 +1219,33 @@ impl Runtime {
         }
     }
 
+    /// The first regular field or element below `w` (its path relative to `w`, and its value's
+    /// text) that is not concrete.
+    fn first_non_concrete(&mut self, w: VId) -> Option<(String, String)> {
+        self.finalize(w, false);
+        let w = self.default_of(w);
+        let arcs = self.v(w).arcs.clone();
+        for a in arcs {
+            let ax = self.v(a);
+            if !ax.label.is_regular() || ax.arc_type != ArcType::Member {
+                continue;
+            }
+            let label = self.prog.labels.text(ax.label);
+            let v = self.value_of(a);
+            match v {
+                Value::Vertex(x) => {
+                    if let Some((p, t)) = self.first_non_concrete(x) {
+                        return Some((format!("{label}.{p}"), t));
+                    }
+                }
+                Value::Bottom(_) => {}
+                v if v.is_concrete_scalar() => {}
+                v => return Some((label, self.value_text(&v))),
+            }
+        }
+        None
+    }
+
     /// Structural equality of two concrete values (`==`).
     pub(super) fn values_equal(&mut self, a: &Value, b: &Value) -> bool {
         match (a, b) {
@@ -1258,7 +1352,7 @@ impl Runtime {
         if bytes {
             Value::Bytes(Rc::from(out))
         } else {
-            Value::Str(Rc::from(String::from_utf8_lossy(&out).as_ref()))
+            Value::Str(Rc::from(to_valid_utf8(&out).as_ref()))
         }
     }
 
@@ -1447,5 +1541,18 @@ impl Runtime {
             Some(src) if (span.end as usize) <= src.len() => src[span.range()].to_string(),
             _ => "expression".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_valid_utf8;
+
+    #[test]
+    fn invalid_utf8_runs_become_one_replacement_character() {
+        assert_eq!(to_valid_utf8(b"a\x80\x95a"), "a\u{FFFD}a");
+        assert_eq!(to_valid_utf8(b"\xffa\xff"), "\u{FFFD}a\u{FFFD}");
+        assert_eq!(to_valid_utf8("héllo".as_bytes()), "héllo");
+        assert_eq!(to_valid_utf8(b"a\xe2\x82"), "a\u{FFFD}");
     }
 }
