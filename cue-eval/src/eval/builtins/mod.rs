@@ -174,7 +174,8 @@ pub struct ValidatorCall {
 impl ValidatorCall {
     pub fn text(&self, rt: &Runtime) -> String {
         let name = self.func.name();
-        if self.uncalled {
+        // `net.IPv4()` prints as `net.IPv4`, as an uncalled function does.
+        if self.uncalled || self.args.is_empty() {
             return name;
         }
         // A validator's argument may hold the validator itself (`x: y: list.MatchN(1, x)`):
