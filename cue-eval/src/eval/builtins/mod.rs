@@ -20,6 +20,7 @@ mod strings;
 mod tabwriter;
 mod template;
 mod time;
+mod toml;
 
 pub(crate) use time::civil_from_days;
 
@@ -142,6 +143,7 @@ static TABLES: &[&[StdMember]] = &[
     path::MEMBERS,
     template::MEMBERS,
     tabwriter::MEMBERS,
+    toml::MEMBERS,
 ];
 
 static REGISTRY: LazyLock<Vec<&'static StdMember>> =

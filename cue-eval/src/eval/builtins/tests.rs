@@ -65,6 +65,7 @@ const CORPUS_CASES: &[&str] = &[
     "net/testdata/parsecidr",
     "net/testdata/toip4",
     "crypto/ed25519/testdata/gen",
+    "encoding/toml/testdata/marshal",
 ];
 
 /// The `-- in.cue --` member of a txtar archive.
