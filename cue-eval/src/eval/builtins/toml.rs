@@ -8,9 +8,9 @@
 use std::rc::Rc;
 
 use super::k::*;
-use super::{R, Runtime, StdMember, a_str, func, string};
+use super::{StdMember, a_str, func, string};
 use crate::encode::{Data, Field};
-use crate::eval::value::{Bottom, Value};
+use crate::eval::value::Bottom;
 
 pub(super) static MEMBERS: &[StdMember] = &[
     func("encoding/toml.Marshal", &[T], |rt, a| {
