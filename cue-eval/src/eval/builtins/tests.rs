@@ -66,6 +66,7 @@ const CORPUS_CASES: &[&str] = &[
     "net/testdata/toip4",
     "crypto/ed25519/testdata/gen",
     "encoding/toml/testdata/marshal",
+    "text/template/testdata/gen",
 ];
 
 /// The `-- in.cue --` member of a txtar archive.
