@@ -1,6 +1,6 @@
-//! The `crypto/*` hash packages (`md5`, `sha1`, `sha256`, `sha512`, `hmac`) and `uuid`, on the
-//! RustCrypto hash crates (bit-for-bit the same digests as Go's). Name-based UUIDs (v3, v5) are
-//! built as Go's `github.com/google/uuid` builds them: hash of namespace bytes and name, then
+//! The `crypto/*` hash packages (`md5`, `sha1`, `sha256`, `sha512`, `hmac`), `crypto/ed25519`
+//! (on `ed25519-dalek`) and `uuid`, on the RustCrypto hash crates (bit-for-bit the same digests
+//! as Go's). Name-based UUIDs (v3, v5) are built as Go's `github.com/google/uuid` builds them: hash of namespace bytes and name, then
 //! version and variant bits; parsing accepts the same four spellings with the same errors.
 
 use std::rc::Rc;
@@ -24,6 +24,27 @@ macro_rules! hash_fn {
             bytes(d.to_vec())
         })
     };
+}
+
+/// Go's `ed25519.Verify` (cofactorless, canonical `S` only) behind CUE's check of the key length.
+fn ed25519_valid(_: &mut Runtime, a: &[Value]) -> R {
+    let key = a_bytes(a, 0)?;
+    let msg = a_bytes(a, 1)?;
+    let sig = a_bytes(a, 2)?;
+    let Ok(key) = <[u8; 32]>::try_from(key.as_slice()) else {
+        return Err(Bottom::eval("ed25519: publicKey must be 32 bytes"));
+    };
+    let ok = match (
+        ed25519_dalek::VerifyingKey::from_bytes(&key),
+        ed25519_dalek::Signature::from_slice(&sig),
+    ) {
+        (Ok(k), Ok(s)) if sig[63] & 224 == 0 => {
+            use ed25519_dalek::Verifier;
+            k.verify(&msg, &s).is_ok()
+        }
+        _ => false,
+    };
+    Ok(Value::Bool(ok))
 }
 
 fn str_const(s: &'static str) -> Value {
@@ -52,6 +73,8 @@ pub(super) static MEMBERS: &[StdMember] = &[
     constant("crypto/sha512.Size384", |_| Value::int(48)),
     constant("crypto/sha512.BlockSize", |_| Value::int(128)),
     func("crypto/hmac.Sign", &[S, B, B], hmac_sign),
+    valid("crypto/ed25519.Valid", &[B, B, B], ed25519_valid),
+    constant("crypto/ed25519.PublicKeySize", |_| Value::int(32)),
     constant("crypto/hmac.MD5", |_| str_const("MD5")),
     constant("crypto/hmac.SHA1", |_| str_const("SHA1")),
     constant("crypto/hmac.SHA224", |_| str_const("SHA224")),

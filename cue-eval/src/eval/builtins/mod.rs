@@ -20,6 +20,7 @@ mod strings;
 mod tabwriter;
 mod template;
 mod time;
+mod toml;
 
 pub(crate) use time::civil_from_days;
 
@@ -142,6 +143,7 @@ static TABLES: &[&[StdMember]] = &[
     path::MEMBERS,
     template::MEMBERS,
     tabwriter::MEMBERS,
+    toml::MEMBERS,
 ];
 
 static REGISTRY: LazyLock<Vec<&'static StdMember>> =
@@ -174,7 +176,8 @@ pub struct ValidatorCall {
 impl ValidatorCall {
     pub fn text(&self, rt: &Runtime) -> String {
         let name = self.func.name();
-        if self.uncalled {
+        // `net.IPv4()` prints as `net.IPv4`, as an uncalled function does.
+        if self.uncalled || self.args.is_empty() {
             return name;
         }
         // A validator's argument may hold the validator itself (`x: y: list.MatchN(1, x)`):

@@ -1,10 +1,13 @@
-//! The `text/template` package. So far `Execute` supports text, comments, and actions that
-//! print a field path of the data (`{{.}}`, `{{.a.b}}`, `{{- .x -}}` trimming), printed as Go's
-//! `fmt` prints the decoded JSON value; other actions are reported as unsupported.
+//! The `text/template` package: `Execute` (Go `text/template` semantics over the data as CUE
+//! decodes it into a Go `any`), `HTMLEscape` and `JSEscape`.
+//!
+//! The engine is our own small lexer/parser ([`parse`]), executor ([`exec`]) and `fmt` subset
+//! ([`fmt`]). `gtmpl` was considered: it follows Go's grammar only loosely (no `break`/
+//! `continue`, `block`, Go's `fmt` verbs or Go's error texts), so its output could not be
+//! trusted to match CUE's byte for byte.
 
 use super::k::*;
 use super::{R, Runtime, StdMember, a_str, func, string};
-use crate::encode::Data;
 use crate::eval::value::{Bottom, Value};
 
 pub(super) static MEMBERS: &[StdMember] = &[
@@ -17,109 +20,19 @@ pub(super) static MEMBERS: &[StdMember] = &[
     }),
 ];
 
-/// The most output `Execute` produces.
-const MAX_OUTPUT: usize = 1 << 28;
+mod exec;
+mod fmt;
+mod parse;
 
 fn execute(rt: &mut Runtime, a: &[Value]) -> R {
     let tmpl = a_str(a, 0)?;
     let data = rt.value_to_data(&a[1])?;
-    let mut out = String::new();
-    let mut rest: &str = &tmpl;
-    while let Some(i) = rest.find("{{") {
-        let mut text = &rest[..i];
-        let mut action = &rest[i + 2..];
-        if action.starts_with("- ") {
-            text = text.trim_end_matches([' ', '\t', '\r', '\n']);
-            action = &action[2..];
-        }
-        out.push_str(text);
-        let Some(end) = action.find("}}") else {
-            return Err(Bottom::eval("template: unclosed action"));
-        };
-        let mut body = &action[..end];
-        let mut after = &action[end + 2..];
-        if body.ends_with(" -") {
-            body = &body[..body.len() - 2];
-            after = after.trim_start_matches([' ', '\t', '\r', '\n']);
-        }
-        let body = body.trim();
-        if body.starts_with("/*") {
-            rest = after;
-            continue;
-        }
-        if !body.starts_with('.') || body.contains(' ') {
-            return Err(Bottom::eval(format!(
-                "template: unsupported action {{{{{body}}}}}"
-            )));
-        }
-        match lookup(&data, &body[1..])? {
-            Some(d) => print_go(&mut out, d),
-            None => out.push_str("<no value>"),
-        }
-        if out.len() > MAX_OUTPUT {
-            return Err(Bottom::eval("template: output too large"));
-        }
-        rest = after;
-    }
-    out.push_str(rest);
+    let parsed = parse::parse(&tmpl).map_err(Bottom::eval)?;
+    let out = exec::Exec::run(&parsed, exec::V::from_data(&data)).map_err(Bottom::eval)?;
     string(out)
 }
 
-/// The value at a dotted field path (`a.b`), `None` for a missing field.
-fn lookup<'a>(data: &'a Data, path: &str) -> Result<Option<&'a Data>, std::rc::Rc<Bottom>> {
-    let mut cur = data;
-    for part in path.split('.').filter(|p| !p.is_empty()) {
-        cur = match cur {
-            Data::Struct(fields) => match fields.iter().find(|f| f.name == part) {
-                Some(f) => &f.value,
-                None => return Ok(None),
-            },
-            _ => {
-                return Err(Bottom::eval(format!(
-                    "template: can't evaluate field {part}"
-                )));
-            }
-        };
-    }
-    Ok(Some(cur))
-}
-
-/// Go's `fmt.Print` of a decoded JSON value (`map[a:1]`, `[1 2]`).
-fn print_go(out: &mut String, d: &Data) {
-    match d {
-        Data::Null => out.push_str("<nil>"),
-        Data::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Data::Number { text, .. } => out.push_str(text),
-        Data::String(s) => out.push_str(s),
-        Data::Bytes(b) => out.push_str(&String::from_utf8_lossy(b)),
-        Data::List(items) => {
-            out.push('[');
-            for (i, x) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                print_go(out, x);
-            }
-            out.push(']');
-        }
-        Data::Struct(fields) => {
-            let mut fs: Vec<_> = fields.iter().collect();
-            fs.sort_by(|a, b| a.name.cmp(&b.name));
-            out.push_str("map[");
-            for (i, f) in fs.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(&f.name);
-                out.push(':');
-                print_go(out, &f.value);
-            }
-            out.push(']');
-        }
-    }
-}
-
-fn html_escape(s: &str) -> String {
+pub(super) fn html_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -135,7 +48,7 @@ fn html_escape(s: &str) -> String {
     o
 }
 
-fn js_escape(s: &str) -> String {
+pub(super) fn js_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -159,11 +72,139 @@ fn js_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encode::Data;
+
+    fn run(t: &str, data: &Data) -> String {
+        let p = match parse::parse(t) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        exec::Exec::run(&p, exec::V::from_data(data)).unwrap_or_else(|e| e)
+    }
+
+    fn data() -> Data {
+        let f = |n: &str, v: Data| crate::encode::Field {
+            name: n.into(),
+            value: v,
+            yaml_tag: None,
+        };
+        Data::Struct(vec![
+            f("name", Data::string("web")),
+            f("n", Data::int("3")),
+            f(
+                "x",
+                Data::Number {
+                    text: "1.5".into(),
+                    float: true,
+                },
+            ),
+            f(
+                "list",
+                Data::List(vec![
+                    Data::string("a"),
+                    Data::string("b"),
+                    Data::string("c"),
+                ]),
+            ),
+            f(
+                "m",
+                Data::Struct(vec![f("z", Data::int("1")), f("a", Data::int("2"))]),
+            ),
+            f("empty", Data::List(vec![])),
+            f("ok", Data::Bool(true)),
+        ])
+    }
 
     #[test]
-    fn go_print() {
-        let mut s = String::new();
-        print_go(&mut s, &Data::List(vec![Data::int("1"), Data::string("a")]));
-        assert_eq!(s, "[1 a]");
+    fn actions_and_control_flow() {
+        let d = data();
+        let cases = [
+            ("{{.name}}-{{.n}}-{{.x}}", "web-3-1.5"),
+            ("a {{- \" b \" -}} c", "a b c"),
+            ("{{/* c */}}x{{- /* c */ -}} y", "xy"),
+            ("{{if .ok}}yes{{else}}no{{end}}", "yes"),
+            ("{{if not .ok}}a{{else if eq .n 3}}b{{else}}c{{end}}", "b"),
+            (
+                "{{range $i, $v := .list}}{{$i}}={{$v}};{{end}}",
+                "0=a;1=b;2=c;",
+            ),
+            ("{{range .m}}{{.}}{{end}}", "21"),
+            ("{{range $k, $v := .m}}{{$k}}{{end}}", "az"),
+            ("{{range .empty}}x{{else}}none{{end}}", "none"),
+            (
+                "{{range .list}}{{if eq . \"b\"}}{{break}}{{end}}{{.}}{{end}}",
+                "a",
+            ),
+            (
+                "{{range .list}}{{if eq . \"b\"}}{{continue}}{{end}}{{.}}{{end}}",
+                "ac",
+            ),
+            (
+                "{{with .m}}{{.a}}{{end}}{{with .missing}}x{{else}}y{{end}}",
+                "2y",
+            ),
+            ("{{$x := 1}}{{if .ok}}{{$x = 2}}{{end}}{{$x}}", "2"),
+            (
+                "{{define \"t\"}}[{{.}}]{{end}}{{template \"t\" .name}}",
+                "[web]",
+            ),
+            ("{{block \"b\" .n}}<{{.}}>{{end}}", "<3>"),
+            (
+                "{{len .list}} {{index .list 1}} {{index .m \"a\"}} {{slice .name 1 2}}",
+                "3 b 2 e",
+            ),
+            (
+                "{{printf \"%s=%d %5.1f %q\" .name .n .x .name}}",
+                "web=3   1.5 \"web\"",
+            ),
+            (
+                "{{print 1 2 \"a\" 3}}|{{println .n .name}}",
+                "1 2a3|3 web\n",
+            ),
+            ("{{.name | printf \"%s!\"}}", "web!"),
+            ("{{(index .list 0) | len}}", "1"),
+            (
+                "{{and .ok .n}} {{or .empty .name}} {{and .empty .n}}",
+                "3 web []",
+            ),
+            (
+                "{{lt .n 4}} {{ge .x 2.0}} {{ne .name \"x\"}}",
+                "true false true",
+            ),
+            (
+                "{{html \"<a&b>\"}} {{js \"it's\"}} {{urlquery \"a b&c\"}}",
+                "&lt;a&amp;b&gt; it\\'s a+b%26c",
+            ),
+            (
+                "{{.m}} {{.list}} {{.nope}}",
+                "map[a:2 z:1] [a b c] <no value>",
+            ),
+            (
+                "{{$}}",
+                "map[empty:[] list:[a b c] m:map[a:2 z:1] n:3 name:web ok:true x:1.5]",
+            ),
+        ];
+        for (t, want) in cases {
+            assert_eq!(run(t, &d), want, "{t}");
+        }
+    }
+
+    #[test]
+    fn errors() {
+        let d = data();
+        assert!(run("{{.name.x}}", &d).contains("can't evaluate field x in type string"));
+        assert!(run("{{if .ok}}", &d).contains("unexpected EOF"));
+        assert!(run("{{end}}", &d).contains("unexpected {{end}}"));
+        assert!(run("{{nofunc 1}}", &d).contains("function \"nofunc\" not defined"));
+        assert!(run("{{call .n}}", &d).contains("error calling call"));
+        assert!(run("{{lt .n .name}}", &d).contains("incompatible types for comparison"));
+        assert!(run("{{template \"x\"}}", &d).contains("no template"));
+        assert!(
+            run(
+                "{{define \"r\"}}{{template \"r\"}}{{end}}{{template \"r\"}}",
+                &d
+            )
+            .contains("depth")
+        );
     }
 }
