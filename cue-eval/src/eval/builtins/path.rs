@@ -835,6 +835,10 @@ mod tests {
                 (r"\\host\share\foo\..\bar", r"\\host\share\bar"),
                 (r"\\host\share\..\..", r"\\host\share\"),
                 (r"a\..\..\b", r"..\b"),
+                // As in CUE (Go before its fix): a first element ending in `:` becomes a
+                // volume name.
+                ("./a:", "a:"),
+                ("a:", "a:."),
             ],
         );
     }
@@ -1212,6 +1216,55 @@ mod tests {
             ("[", "a", Err(BadPattern)),
         ] {
             assert_eq!(Windows.matches(p, n), want, "Match({p:?}, {n:?})");
+        }
+    }
+
+    /// All strings over `alphabet` up to `max` characters.
+    fn strings(alphabet: &[char], max: usize) -> Vec<String> {
+        let mut all = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..max {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    #[test]
+    fn no_panics_on_odd_input() {
+        let alphabet = ['a', '/', '\\', ':', '.', '*', '[', ']', '-', '^', '?', 'é'];
+        let inputs = strings(&alphabet, 4);
+        let short = strings(&alphabet, 2);
+        for os in [Unix, Windows, Plan9] {
+            for p in &inputs {
+                let c = os.clean(p);
+                // Clean is idempotent, except on Windows, where CUE's port (older than Go's
+                // fix) turns `./a:` into the volume-looking `a:`.
+                if os != Windows {
+                    assert_eq!(os.clean(&c), c, "{os:?}: Clean({p:?})");
+                }
+                let (dir, file) = os.split(p);
+                assert_eq!(format!("{dir}{file}"), *p, "{os:?}: Split({p:?})");
+                os.base(p);
+                os.dir(p);
+                os.ext(p);
+                os.is_abs(p);
+                os.volume_name(p);
+                os.split_list(p);
+                if p.chars().count() > 3 {
+                    continue;
+                }
+                for q in &short {
+                    os.join(&[p, q]);
+                    os.resolve(p, q);
+                    let _ = os.rel(p, q);
+                    let _ = os.matches(q, p);
+                    let _ = os.matches(p, q);
+                }
+            }
         }
     }
 }
