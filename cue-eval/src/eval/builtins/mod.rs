@@ -647,9 +647,9 @@ impl Runtime {
         };
         let n = params.len();
         // `path` functions take the OS as an optional last argument (`path.Unix`).
-        let default_os = path::has_default_os(m.name) && args.len() + 1 == n;
-        let as_validator = validator && !default_os && args.len() + 1 == n;
-        if default_os {
+        let default_os = path::default_os(m.name).filter(|_| args.len() + 1 == n);
+        let as_validator = validator && default_os.is_none() && args.len() + 1 == n;
+        if let Some(os) = default_os {
             let mut vals = Vec::with_capacity(n);
             for &a in args {
                 let v = self.eval_value(env, a, cur);
@@ -658,7 +658,7 @@ impl Runtime {
                     Err(b) => return Value::Bottom(b),
                 }
             }
-            vals.push(Value::Str(Rc::from("unix")));
+            vals.push(Value::Str(Rc::from(os)));
             return match crate::stack::guard(|| self.call(Func::Std(id), &vals, span)) {
                 Ok(v) => v,
                 Err(b) => Value::Bottom(b),
