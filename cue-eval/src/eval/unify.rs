@@ -501,8 +501,15 @@ impl Runtime {
             return;
         }
         for wc in conjs {
+            // A conjunct that carries no closedness of its own belongs, at its new place, to the
+            // group of the reference (so what a definition embeds through it is allowed there).
+            let group = match def_group {
+                Some(g) => g,
+                None if !self.group_closed(wc.ci.group) => c.ci.group,
+                None => wc.ci.group,
+            };
             let ci = CloseInfo {
-                group: def_group.unwrap_or(wc.ci.group),
+                group,
                 embedded: c.ci.embedded,
                 optional: c.ci.optional || wc.ci.optional,
                 refs: refs.clone(),
