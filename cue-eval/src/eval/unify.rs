@@ -1481,6 +1481,17 @@ impl Runtime {
             for (i, c) in cons.iter().enumerate() {
                 if let Err(mut b) = self.check_constraint(c, &s) {
                     // A bound's conflict is placed at the bound and at the value, as CUE does.
+                    // A validator's: at the call, its scalar arguments and the value.
+                    if let Value::Validator(call) = c
+                        && b.spans.is_empty()
+                    {
+                        let mut spans: Vec<Span> =
+                            self.v(v).cons_spans.get(i).copied().into_iter().collect();
+                        spans.extend(call.arg_spans.iter().copied());
+                        spans.push(self.v(v).val_span);
+                        spans.retain(|sp| *sp != Span::default());
+                        Rc::make_mut(&mut b).spans = spans;
+                    }
                     if matches!(c, Value::Bound(..)) && b.spans.is_empty() {
                         let spans: Vec<Span> = [
                             self.v(v).cons_spans.get(i).copied(),
@@ -1827,7 +1838,22 @@ impl Runtime {
                 && !b.is_incomplete()
             {
                 let mut bb = (*b).clone();
-                if let Some(&sp) = spans.get(i)
+                if bb.spans.is_empty() {
+                    // At the call, its scalar arguments and where the struct or list was written.
+                    bb.spans.extend(spans.get(i).copied());
+                    bb.spans.extend(call.arg_spans.iter().copied());
+                    let vx = self.v(d);
+                    let at = if vx.val_span != Span::default() {
+                        Some(vx.val_span)
+                    } else {
+                        vx.structs
+                            .iter()
+                            .map(|s| s.pos)
+                            .find(|p| *p != Span::default())
+                    };
+                    bb.spans.extend(at);
+                    bb.spans.retain(|sp| *sp != Span::default());
+                } else if let Some(&sp) = spans.get(i)
                     && sp != Span::default()
                     && !bb.spans.contains(&sp)
                 {

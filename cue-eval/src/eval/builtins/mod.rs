@@ -171,6 +171,9 @@ pub struct ValidatorCall {
     /// A function referred to without a call (`fn: yaml.Validate`): calling it calls the
     /// function; as a constraint it is the validator with no extra arguments.
     pub uncalled: bool,
+    /// Where the arguments that are not lists or structs were written (CUE lists them, after
+    /// the call, in a validator's error).
+    pub arg_spans: Vec<Span>,
 }
 
 impl ValidatorCall {
@@ -420,6 +423,7 @@ impl Runtime {
                 args: Vec::new(),
                 kind: params.first().copied().unwrap_or(Kind::TOP),
                 uncalled: true,
+                arg_spans: Vec::new(),
             })),
         }
     }
@@ -511,11 +515,18 @@ impl Runtime {
                 if vals.len() != n {
                     return self.arg_count_error(name, n, vals.len(), span);
                 }
+                let arg_spans = args
+                    .iter()
+                    .zip(&vals)
+                    .filter(|(_, v)| !matches!(v, Value::Vertex(_)))
+                    .map(|(&a, _)| self.prog.span(a))
+                    .collect();
                 return Value::Validator(Rc::new(ValidatorCall {
                     func,
                     args: vals,
                     kind: Kind::TOP,
                     uncalled: false,
+                    arg_spans,
                 }));
             }
             Func::Core(Builtin::Or) => {
@@ -737,11 +748,18 @@ impl Runtime {
             vals.push(v);
         }
         if as_validator {
+            let arg_spans = args
+                .iter()
+                .zip(&vals)
+                .filter(|(_, v)| !matches!(v, Value::Vertex(_)))
+                .map(|(&a, _)| self.prog.span(a))
+                .collect();
             return Value::Validator(Rc::new(ValidatorCall {
                 func: Func::Std(id),
                 args: vals,
                 kind: params[0],
                 uncalled: false,
+                arg_spans,
             }));
         }
         match crate::stack::guard(|| self.call(Func::Std(id), &vals, span)) {
@@ -1093,10 +1111,11 @@ impl Runtime {
                 // Schemas that only lack required fields may still match once those are given:
                 // while that could satisfy the count, the failure is incomplete.
                 let could = (count + 1..=count + open).any(|k| accepts(self, k));
+                // CUE names matchN and matchIf without their arguments here.
                 let b = Bottom::eval(format!(
                     "invalid value {} (does not satisfy {}): {} matched, expected {}",
                     self.value_text(x),
-                    call.text(self),
+                    call.func.name(),
                     count,
                     self.value_text(&call.args[0])
                 ));
@@ -1116,7 +1135,7 @@ impl Runtime {
                     Err(Bottom::eval(format!(
                         "invalid value {} (does not satisfy {})",
                         self.value_text(x),
-                        call.text(self)
+                        call.func.name()
                     )))
                 }
             }
