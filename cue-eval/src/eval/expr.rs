@@ -455,8 +455,19 @@ impl Runtime {
                     let s = sx.scalar.clone().unwrap();
                     return Err(self.select_error(&s, label, span));
                 }
+                // A field a finished list or closed struct can never have is an error for good.
+                let sd = self.deref(scope);
+                let done = matches!(self.v(sd).status, Status::Evaluated | Status::Finalized);
+                let never = done
+                    && !static_ref
+                    && !label.is_int()
+                    && (self.v(sd).is_list || !self.may_have_field(sd, label));
                 Err(Bottom::with_span(
-                    ErrCode::Incomplete,
+                    if never {
+                        ErrCode::Eval
+                    } else {
+                        ErrCode::Incomplete
+                    },
                     format!("undefined field: {}", self.prog.labels.path_text(label)),
                     span,
                 ))
@@ -730,7 +741,7 @@ impl Runtime {
             Expr::Call(f, args) => self.eval_call(env, *f, args, cur, span),
             Expr::Unary(op, x) => {
                 let v = self.eval_value(env, *x, cur);
-                self.unary(*op, v, span)
+                self.unary(*op, v, span, Some(*x))
             }
             Expr::Binary(op, a, b) => self.binary(env, *op, *a, *b, cur, span),
             Expr::Disj(_) => {
@@ -864,7 +875,7 @@ impl Runtime {
         Value::Vertex(a)
     }
 
-    fn unary(&mut self, op: UnaryOp, v: Value, span: Span) -> Value {
+    fn unary(&mut self, op: UnaryOp, v: Value, span: Span, operand: Option<ExprId>) -> Value {
         let v = match self.concrete(v) {
             Ok(v) => v,
             Err(b) => return Value::Bottom(b),
@@ -874,11 +885,29 @@ impl Runtime {
             (UnaryOp::Pos, Value::Num(..)) => v,
             (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
             _ if !v.is_concrete_scalar() && !matches!(v, Value::Vertex(_)) => {
+                // A type written right there can never become concrete; a reference may.
+                if let Some(x) = operand
+                    && self.is_type_literal(x)
+                {
+                    return Value::Bottom(Bottom::with_span(
+                        ErrCode::Eval,
+                        format!(
+                            "invalid operand {} ('{}' requires concrete value)",
+                            self.value_text(&v),
+                            op.as_str()
+                        ),
+                        self.prog.span(x),
+                    ));
+                }
+                let text = match operand {
+                    Some(x) => self.expr_text(x),
+                    None => self.value_text(&v),
+                };
                 Value::Bottom(Bottom::with_span(
                     ErrCode::Incomplete,
                     format!(
                         "operand {} of '{}' not concrete (was {})",
-                        self.value_text(&v),
+                        text,
                         op.as_str(),
                         v.kind().name()
                     ),
