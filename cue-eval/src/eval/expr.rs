@@ -434,7 +434,7 @@ impl Runtime {
                         span,
                     ));
                 }
-                if at == ArcType::Required && !static_ref {
+                if at == ArcType::Required {
                     return Err(Bottom::with_span(
                         ErrCode::Incomplete,
                         format!("required field missing: {}", self.prog.labels.text(label)),
