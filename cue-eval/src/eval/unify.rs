@@ -994,7 +994,7 @@ impl Runtime {
                 .count() as u32;
             if !wx.list_open {
                 self.set_list_len(v, len, span);
-            } else {
+            } else if self.v(v).list_len.is_none() {
                 self.vm(v).list_open = true;
             }
         }
@@ -1052,7 +1052,12 @@ impl Runtime {
                 );
                 self.err_at(v, ErrCode::Eval, msg, span);
             }
-            _ => self.vm(v).list_len = Some(len),
+            _ => {
+                // A list of fixed length is closed, whatever open lists it was unified with.
+                let vx = self.vm(v);
+                vx.list_len = Some(len);
+                vx.list_open = false;
+            }
         }
     }
 
@@ -1122,7 +1127,9 @@ impl Runtime {
         match l.ellipsis {
             None => self.set_list_len(v, idx, span),
             Some(t) => {
-                self.vm(v).list_open = true;
+                if self.v(v).list_len.is_none() {
+                    self.vm(v).list_open = true;
+                }
                 let max = self
                     .v(v)
                     .arcs
