@@ -981,16 +981,23 @@ impl Runtime {
     /// Calls a builtin with concrete arguments.
     fn call(&mut self, func: Func, a: &[Value], span: Span) -> Result<Value, Rc<Bottom>> {
         let name = func.name();
+        // CUE reports a call's error at the call first, then where its cause was written.
+        let at_call = |mut bb: Bottom| -> Rc<Bottom> {
+            if span != Span::default() && !bb.spans.contains(&span) {
+                bb.spans.insert(0, span);
+            }
+            Rc::new(bb)
+        };
         let wrap = |b: Rc<Bottom>| -> Rc<Bottom> {
             if b.is_incomplete() || b.msg.starts_with("error in call") {
+                if b.is_incomplete() {
+                    return at_call((*b).clone());
+                }
                 return b;
             }
             let mut bb = (*b).clone();
             bb.msg = format!("error in call to {}: {}", name, b.msg);
-            if bb.spans.is_empty() {
-                bb.spans.push(span);
-            }
-            Rc::new(bb)
+            at_call(bb)
         };
         match self.call_inner(func, a, span) {
             Err(b) if b.msg.starts_with(VALIDATION_MARK) => Ok(Value::Bool(false)),
