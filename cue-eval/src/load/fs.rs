@@ -31,6 +31,14 @@ impl Fs {
         self.overlay.contains_key(p) || p.is_file()
     }
 
+    /// The size of a file in bytes, when it can be known without reading it.
+    pub(super) fn size(&self, p: &Path) -> Option<u64> {
+        match self.overlay.get(p) {
+            Some(t) => Some(t.len() as u64),
+            None => std::fs::metadata(p).ok().map(|m| m.len()),
+        }
+    }
+
     pub(super) fn read_bytes(&self, p: &Path) -> Result<Vec<u8>, LoadError> {
         if let Some(t) = self.overlay.get(p) {
             return Ok(t.as_bytes().to_vec());
