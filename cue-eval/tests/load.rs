@@ -240,7 +240,10 @@ fn data_files_over_the_size_limit_are_refused_unread() {
             big.len()
         )
     );
-    assert_eq!(run(&cfg, &["small.json".to_string()]), "[\n    1,\n    2\n]\n");
+    assert_eq!(
+        run(&cfg, &["small.json".to_string()]),
+        "[\n    1,\n    2\n]\n"
+    );
     // The value count is bounded too: a small file of many values is refused as well.
     cfg.limits = Some(cue_eval::decode::Limits {
         max_nodes: 50,

@@ -479,7 +479,11 @@ impl<'a> Loader<'a> {
     fn load_data_file(&mut self, arg: &str) -> Result<(), LoadError> {
         let abs = clean(&self.cwd.join(arg));
         // A file over the size limit is refused before it is read.
-        if let Some(len) = self.fs.size(&abs).filter(|&n| n > self.limits.max_bytes as u64) {
+        if let Some(len) = self
+            .fs
+            .size(&abs)
+            .filter(|&n| n > self.limits.max_bytes as u64)
+        {
             return Err(LoadError::new(format!(
                 "{arg}: data file of {len} bytes exceeds the limit of {} bytes",
                 self.limits.max_bytes
