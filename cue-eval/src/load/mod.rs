@@ -601,7 +601,7 @@ impl<'a> Loader<'a> {
     /// The `.cue` files of directory `dir` that may belong to a package, sorted by name.
     fn candidate_files(&mut self, dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
         let mut out = Vec::new();
-        for (name, path) in self.fs.list(dir)? {
+        for (name, path, is_file) in self.fs.list(dir)? {
             if !name.ends_with(".cue")
                 || name.starts_with(['.', '_'])
                 || name.ends_with("_test.cue")
@@ -609,7 +609,7 @@ impl<'a> Loader<'a> {
             {
                 continue;
             }
-            if self.fs.is_file(&path) {
+            if is_file {
                 out.push(path);
             }
         }

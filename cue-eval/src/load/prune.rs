@@ -236,16 +236,18 @@ impl<'b> Pruner<'b> {
     }
 
     fn need(&mut self, pkg: &'b str, label: &'b str) {
-        if self.all.contains(pkg) || !self.needed.entry(pkg).or_default().insert(label) {
+        if self.all.contains(pkg) {
             return;
         }
-        let chunks = self
-            .labels
-            .get(pkg)
-            .and_then(|m| m.get(label))
-            .cloned()
-            .unwrap_or_default();
-        for (f, i) in chunks {
+        // Most identifiers are not top-level labels of the package (field names, builtins):
+        // they are dismissed before the set of needed labels grows by one.
+        let Some(chunks) = self.labels.get(pkg).and_then(|m| m.get(label)) else {
+            return;
+        };
+        if !self.needed.entry(pkg).or_default().insert(label) {
+            return;
+        }
+        for (f, i) in chunks.clone() {
             self.keep(f, i);
         }
     }
