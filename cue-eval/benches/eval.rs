@@ -1,5 +1,7 @@
 //! Evaluator benchmarks: synthetic configurations generated here (200 Deployment + Service pairs
-//! validated against a schema, a 100,000-element list, a 1,000-deep reference chain), the
+//! validated against a schema, a 100,000-element list, a 1,000-deep reference chain, a 1.2 MB
+//! JSON data file of 10,000 objects loaded as `cue export data.json` loads it, and the same
+//! file refused by the size limit), the
 //! repository's starter module with its vendored Kubernetes schemas (lazy and eager imports),
 //! and, when the shared corpus is present, the upstream `cue/benchmarks` cases (read in place).
 //!
@@ -115,6 +117,25 @@ fn bench(c: &mut Criterion) {
     g.bench_function("reference chain 1000", |b| b.iter(|| export(&ch)));
     g.finish();
 
+    // Data files, generated here and given to the loader through its overlay (nothing on disk).
+    let mut g = c.benchmark_group("data");
+    g.sample_size(10);
+    let json = json_objects(10_000);
+    assert!(load_data(&json, None) > json.len() / 2);
+    g.bench_function(format!("json {} KB export", json.len() / 1000), |b| {
+        b.iter(|| load_data(&json, None))
+    });
+    // Over the size limit: refused at once, whatever the size.
+    let limits = cue_eval::decode::Limits {
+        max_bytes: json.len() / 2,
+        ..Default::default()
+    };
+    assert_eq!(load_data(&json, Some(limits)), 0);
+    g.bench_function("json over the size limit", |b| {
+        b.iter(|| load_data(&json, Some(limits)))
+    });
+    g.finish();
+
     // A Timoni module with its vendored Kubernetes schemas, loaded and exported as `timoni
     // build` does (lazy imports; the eager load parses every vendored declaration).
     let mut g = c.benchmark_group("module");
@@ -166,6 +187,42 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// A JSON document of `n` small objects, in the shape of an exported list of resources.
+fn json_objects(n: usize) -> String {
+    let mut s = String::from("{\"items\": [\n");
+    for i in 0..n {
+        if i > 0 {
+            s.push_str(",\n");
+        }
+        s.push_str(&format!(
+            r#"{{"name": "item-{i}", "id": {i}, "labels": {{"app": "x", "tier": "backend"}}, "enabled": {}, "ratio": {}}}"#,
+            i % 2 == 0,
+            i as f64 / 7.0
+        ));
+    }
+    s.push_str("\n]}\n");
+    s
+}
+
+/// Loads `json` as the data file `data.json` (from the overlay) and exports it; the length of
+/// the JSON output, or 0 when the loader refuses the file.
+fn load_data(json: &str, limits: Option<cue_eval::decode::Limits>) -> usize {
+    let dir = std::env::temp_dir();
+    let mut cfg = cue_eval::load::Config::new(&dir);
+    cfg.limits = limits;
+    cfg.overlay.insert(dir.join("data.json"), json.to_string());
+    let Ok(mut build) = cue_eval::load::load(&cfg, &["data.json".to_string()]) else {
+        return 0;
+    };
+    if build.merge_data_files().is_err() {
+        return 0;
+    }
+    let Ok(mut inst) = build.into_instance() else {
+        return 0;
+    };
+    inst.export_json().map_or(0, |s| s.len())
 }
 
 /// Loads the module at `dir` with Timoni's tags and exports `timoni.apply` as JSON.

@@ -40,7 +40,9 @@ pub const MAX_CHAIN: usize = 1000;
 pub enum RawTok {
     #[token("\n")]
     Newline,
-    #[regex(r"//[^\n]*", allow_greedy = true)]
+    /// `//` to the end of the line. The body is skipped with `memchr` rather than by the
+    /// automaton: vendored schemas are mostly documentation comments.
+    #[token("//", comment_body)]
     Comment,
     #[regex(r"(#|_#)?[\p{L}_$][\p{L}\p{Nd}_$]*")]
     #[token("#")]
@@ -122,6 +124,12 @@ pub enum RawTok {
     Not,
     #[token("~")]
     Tilde,
+}
+
+/// Moves a comment token's end to the end of its line (the newline is not part of it).
+fn comment_body(lex: &mut logos::Lexer<'_, RawTok>) {
+    let rest = lex.remainder().as_bytes();
+    lex.bump(memchr::memchr(b'\n', rest).unwrap_or(rest.len()));
 }
 
 /// A token as the parser sees it. Payloads are slices of the source.

@@ -62,14 +62,18 @@ pub fn parse_with(file: FileId, src: &str, comments: bool) -> (ast::File, Vec<Pa
 
 /// Parses only the given byte ranges of `src`, each one or more whole top-level declarations,
 /// in order. Positions are those of `src`. Comments are not collected.
+///
+/// All ranges go through one run of the parser: the tokens of each range, lexed on their own,
+/// follow each other with a comma between (the one the lexer inserts at the end of a range, or
+/// one added when it does not), so a file with hundreds of kept declarations does not set a
+/// parser up hundreds of times.
 pub fn parse_ranges(
     file: FileId,
     src: &str,
     ranges: &[(usize, usize)],
 ) -> (ast::File, Vec<ParseError>) {
-    let parser = grammar::FileParser::new();
-    let mut decls = Vec::new();
     let mut errors = Vec::new();
+    let mut lexers = Vec::with_capacity(ranges.len());
     for &(start, end) in ranges {
         let Some(text) = src.get(..end).filter(|t| t.is_char_boundary(start)) else {
             errors.push(ParseError {
@@ -81,9 +85,74 @@ pub fn parse_ranges(
         let mut lexer = Lexer::new(file, text);
         lexer.keep_comments = false;
         lexer.skip_to(start);
-        parse_decls(file, &parser, &mut lexer, &mut decls, &mut errors);
+        lexers.push((lexer, end));
     }
+    let mut ctx = Ctx {
+        file,
+        errors: Vec::new(),
+    };
+    let mut tokens = RangeTokens {
+        lexers: lexers.into_iter(),
+        current: None,
+        last_comma: true,
+        errors: &mut errors,
+    };
+    let decls = match grammar::FileParser::new().parse(&mut ctx, tokens.by_ref().map(Ok)) {
+        Ok(d) => d,
+        Err(e) => {
+            let err = ctx.convert(e);
+            ctx.errors.push(err);
+            Vec::new()
+        }
+    };
+    // The parser may stop early on an error: the lexers it did not reach have nothing to say.
+    tokens.flush_current();
+    errors.append(&mut ctx.errors);
     finish(file, src, decls, Vec::new(), errors)
+}
+
+/// The tokens of several lexers in a row, a comma between each two; lexer errors are moved
+/// to `errors` as each lexer ends.
+struct RangeTokens<'s, 'e, I: Iterator<Item = (Lexer<'s>, usize)>> {
+    lexers: I,
+    current: Option<(Lexer<'s>, usize)>,
+    last_comma: bool,
+    errors: &'e mut Vec<ParseError>,
+}
+
+impl<'s, I: Iterator<Item = (Lexer<'s>, usize)>> RangeTokens<'s, '_, I> {
+    fn flush_current(&mut self) {
+        if let Some((lexer, _)) = self.current.take() {
+            self.errors
+                .extend(lexer.errors.into_iter().map(|e| ParseError {
+                    span: e.span,
+                    message: e.message,
+                }));
+        }
+    }
+}
+
+impl<'s, I: Iterator<Item = (Lexer<'s>, usize)>> Iterator for RangeTokens<'s, '_, I> {
+    type Item = crate::lexer::Spanned<'s>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.current.is_none() {
+                self.current = Some(self.lexers.next()?);
+            }
+            let (lexer, end) = self.current.as_mut()?;
+            if let Some(t) = lexer.next() {
+                self.last_comma = matches!(t.1, Tok::Comma(_));
+                return Some(t);
+            }
+            let end = *end;
+            self.flush_current();
+            if !self.last_comma {
+                self.last_comma = true;
+                return Some((end, Tok::Comma("\n"), end));
+            }
+        }
+    }
 }
 
 /// Runs the parser over `lexer`, appending declarations and errors (the lexer's too).
@@ -234,13 +303,53 @@ impl Ctx {
         self.lit(l, r, quote_kind(raw), raw)
     }
 
-    pub(crate) fn binary(&mut self, l: usize, r: usize, op: BinaryOp, a: Expr, b: Expr) -> Expr {
-        Expr::Binary {
-            span: self.span(l, r),
-            op,
-            lhs: Box::new(a),
-            rhs: Box::new(b),
+    /// Builds the tree of `first op operand op operand …` by precedence climbing: operators of
+    /// the same precedence associate to the left. Each operand comes with its start and end; a
+    /// node spans from its leftmost operand's start to its rightmost operand's end. No recursion:
+    /// an explicit stack, so a long chain costs no stack depth.
+    pub(crate) fn binary_chain(
+        &mut self,
+        first: (usize, Expr, usize),
+        rest: Vec<(BinaryOp, usize, Expr, usize)>,
+    ) -> Expr {
+        let mut operands: Vec<(usize, Expr, usize)> = Vec::with_capacity(rest.len() + 1);
+        let mut ops: Vec<BinaryOp> = Vec::with_capacity(rest.len());
+        operands.push(first);
+        for (op, l, e, r) in rest {
+            while ops
+                .last()
+                .is_some_and(|top| top.precedence() >= op.precedence())
+            {
+                self.reduce_top(&mut operands, &mut ops);
+            }
+            ops.push(op);
+            operands.push((l, e, r));
         }
+        while !ops.is_empty() {
+            self.reduce_top(&mut operands, &mut ops);
+        }
+        operands
+            .pop()
+            .map_or(Expr::Bottom(self.span(0, 0)), |(_, e, _)| e)
+    }
+
+    /// Combines the two topmost operands with the topmost operator.
+    fn reduce_top(&self, operands: &mut Vec<(usize, Expr, usize)>, ops: &mut Vec<BinaryOp>) {
+        let (Some(op), Some((_, b, r)), Some((l, a, _))) =
+            (ops.pop(), operands.pop(), operands.pop())
+        else {
+            return;
+        };
+        operands.push((
+            l,
+            Expr::Binary {
+                span: self.span(l, r),
+                op,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            r,
+        ));
     }
 
     pub(crate) fn interpolation(

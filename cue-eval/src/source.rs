@@ -39,6 +39,15 @@ impl SourceFile {
     }
 }
 
+/// 1-based line and column of a byte offset in `text`, as [`SourceFile::line_col`] gives them,
+/// without building the table of line starts (for a one-off position, such as an error's).
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let head = &text.as_bytes()[..offset.min(text.len())];
+    let line = memchr::memchr_iter(b'\n', head).count() + 1;
+    let start = memchr::memrchr(b'\n', head).map_or(0, |p| p + 1);
+    (line, offset - start + 1)
+}
+
 /// All files of a session, addressed by [`FileId`].
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
@@ -84,6 +93,20 @@ mod tests {
         assert_eq!(f.line_col(6), (3, 1));
         assert_eq!(f.line_col(7), (4, 1));
         assert_eq!(f.line_col(8), (4, 2));
+    }
+
+    #[test]
+    fn one_off_positions_agree_with_the_table() {
+        for text in ["ab\ncd\n\nx", "", "\n", "a\n"] {
+            let f = SourceFile::new("a.cue", text);
+            for offset in 0..text.len() + 3 {
+                assert_eq!(
+                    line_col(text, offset),
+                    f.line_col(offset),
+                    "{text:?} at {offset}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -220,3 +220,44 @@ fn lazy_imports_parse_only_what_is_reached() {
     let build = load::load(&cfg, &["./".to_string()]).expect("loads");
     assert!(parsed_labels(&build, "lib/a.cue").contains(&"#Unused".to_string()));
 }
+
+#[test]
+fn data_files_over_the_size_limit_are_refused_unread() {
+    let dir = tempfile_dir("size-limit");
+    let big = format!("[{}0]", "0, ".repeat(100));
+    std::fs::write(dir.join("big.json"), &big).expect("write big.json");
+    std::fs::write(dir.join("small.json"), "[1, 2]").expect("write small.json");
+    let mut cfg = Config::new(&dir);
+    cfg.limits = Some(cue_eval::decode::Limits {
+        max_bytes: 100,
+        ..Default::default()
+    });
+    let out = run(&cfg, &["big.json".to_string()]);
+    assert_eq!(
+        out,
+        format!(
+            "error: big.json: data file of {} bytes exceeds the limit of 100 bytes\n",
+            big.len()
+        )
+    );
+    assert_eq!(
+        run(&cfg, &["small.json".to_string()]),
+        "[\n    1,\n    2\n]\n"
+    );
+    // The value count is bounded too: a small file of many values is refused as well.
+    cfg.limits = Some(cue_eval::decode::Limits {
+        max_nodes: 50,
+        ..Default::default()
+    });
+    let out = run(&cfg, &["big.json".to_string()]);
+    assert!(out.starts_with("error: big.json:"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fresh directory under the system's temporary directory.
+fn tempfile_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cue-eval-load-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    dir
+}

@@ -6,13 +6,13 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::FileRef;
 use super::attr::Attribute;
 use super::fs::Fs;
 use super::tags::{unify_value, walk_fields};
 use super::{LoadError, LoadedFile};
 use crate::ast::{self, BasicLit, Expr, LitKind, Span};
 use crate::decode::{self, Data, Limits};
-use crate::source::SourceFile;
 
 /// Whether a file has the `@extern(embed)` file attribute.
 fn has_extern_embed(f: &ast::File) -> bool {
@@ -31,7 +31,7 @@ pub(super) fn apply(file: &mut LoadedFile, fs: &mut Fs, limits: &Limits) -> Resu
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let sf = SourceFile::new(file.name.clone(), file.text.as_str());
+    let sf = FileRef::new(&file.name, &file.text);
     walk_fields(&mut file.ast.decls, &mut |field| {
         let Some(a) = field.attrs.iter().find(|a| a.name() == "embed").cloned() else {
             return Ok(());

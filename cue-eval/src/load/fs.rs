@@ -31,6 +31,14 @@ impl Fs {
         self.overlay.contains_key(p) || p.is_file()
     }
 
+    /// The size of a file in bytes, when it can be known without reading it.
+    pub(super) fn size(&self, p: &Path) -> Option<u64> {
+        match self.overlay.get(p) {
+            Some(t) => Some(t.len() as u64),
+            None => std::fs::metadata(p).ok().map(|m| m.len()),
+        }
+    }
+
     pub(super) fn read_bytes(&self, p: &Path) -> Result<Vec<u8>, LoadError> {
         if let Some(t) = self.overlay.get(p) {
             return Ok(t.as_bytes().to_vec());
@@ -54,25 +62,41 @@ impl Fs {
         }
     }
 
-    /// The entries of a directory (name, path), sorted by name, overlay files included.
-    pub(super) fn list(&self, dir: &Path) -> Result<Vec<(String, PathBuf)>, LoadError> {
-        let mut out: BTreeMap<String, PathBuf> = BTreeMap::new();
-        if dir.is_dir() {
-            let rd = std::fs::read_dir(dir)
-                .map_err(|e| LoadError::new(format!("{}: {e}", dir.display())))?;
-            for entry in rd {
-                let entry = entry.map_err(|e| LoadError::new(format!("{}: {e}", dir.display())))?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                out.insert(name, entry.path());
+    /// The entries of a directory (name, path, whether it is a file, symlinks followed),
+    /// sorted by name, overlay files included. A directory that does not exist has no entries
+    /// on disk. The kind comes from the directory listing itself; only symlinks (and entries
+    /// of unknown kind) cost a `stat`.
+    pub(super) fn list(&self, dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, LoadError> {
+        let mut out: BTreeMap<String, (PathBuf, bool)> = BTreeMap::new();
+        let err = |e: std::io::Error| LoadError::new(format!("{}: {e}", dir.display()));
+        match std::fs::read_dir(dir) {
+            Ok(rd) => {
+                for entry in rd {
+                    let entry = entry.map_err(err)?;
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let path = entry.path();
+                    let is_file = match entry.file_type() {
+                        Ok(t) if t.is_file() => true,
+                        Ok(t) if t.is_dir() => false,
+                        _ => path.is_file(),
+                    };
+                    out.insert(name, (path, is_file));
+                }
             }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) => {}
+            Err(e) => return Err(err(e)),
         }
         for k in self.overlay.keys() {
             if k.parent() == Some(dir)
                 && let Some(name) = k.file_name()
             {
-                out.insert(name.to_string_lossy().into_owned(), k.clone());
+                out.insert(name.to_string_lossy().into_owned(), (k.clone(), true));
             }
         }
-        Ok(out.into_iter().collect())
+        Ok(out.into_iter().map(|(n, (p, f))| (n, p, f)).collect())
     }
 }

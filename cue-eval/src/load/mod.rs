@@ -38,7 +38,6 @@ use std::path::{Component, Path, PathBuf};
 use crate::ast::{self, FileId};
 use crate::decode::{self, Data, Limits};
 use crate::eval::api::{EvalError, Instance, ParsedSource};
-use crate::source::SourceFile;
 
 pub use attr::{AttrArg, Attribute};
 use fs::Fs;
@@ -89,6 +88,20 @@ pub struct LoadError {
     pub positions: Vec<(String, usize, usize)>,
 }
 
+/// A file's name and text, borrowed, to turn an offset into `file:line:col` for an error
+/// without copying the text.
+#[derive(Clone, Copy)]
+pub(crate) struct FileRef<'a> {
+    name: &'a str,
+    text: &'a str,
+}
+
+impl<'a> FileRef<'a> {
+    pub(crate) fn new(name: &'a str, text: &'a str) -> FileRef<'a> {
+        FileRef { name, text }
+    }
+}
+
 impl LoadError {
     pub fn new(msg: impl Into<String>) -> LoadError {
         LoadError {
@@ -97,11 +110,11 @@ impl LoadError {
         }
     }
 
-    fn at(msg: impl Into<String>, file: &SourceFile, offset: u32) -> LoadError {
-        let (l, c) = file.line_col(offset as usize);
+    fn at(msg: impl Into<String>, file: &FileRef<'_>, offset: u32) -> LoadError {
+        let (l, c) = crate::source::line_col(file.text, offset as usize);
         LoadError {
             msg: msg.into(),
-            positions: vec![(file.name.clone(), l, c)],
+            positions: vec![(file.name.to_string(), l, c)],
         }
     }
 
@@ -181,7 +194,7 @@ impl Build {
         let idx = self.files.len();
         let (ast, errs) = crate::parse(FileId(idx as u32), &text);
         if let Some(e) = errs.first() {
-            let sf = SourceFile::new(name, text.as_str());
+            let sf = FileRef::new(name, &text);
             return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
         }
         self.files.push(LoadedFile {
@@ -465,6 +478,17 @@ impl<'a> Loader<'a> {
 
     fn load_data_file(&mut self, arg: &str) -> Result<(), LoadError> {
         let abs = clean(&self.cwd.join(arg));
+        // A file over the size limit is refused before it is read.
+        if let Some(len) = self
+            .fs
+            .size(&abs)
+            .filter(|&n| n > self.limits.max_bytes as u64)
+        {
+            return Err(LoadError::new(format!(
+                "{arg}: data file of {len} bytes exceeds the limit of {} bytes",
+                self.limits.max_bytes
+            )));
+        }
         let bytes = self.fs.read_bytes(&abs)?;
         let text = decode::utf8(&bytes).map_err(|e| LoadError::new(e.in_file(arg)))?;
         let lower = arg.to_ascii_lowercase();
@@ -491,16 +515,23 @@ impl<'a> Loader<'a> {
         }
         let bytes = self.fs.read_bytes(path)?;
         let name = path.display().to_string();
-        let text = match decode::utf8(&bytes) {
-            Ok(t) => t.to_string(),
-            Err(e) => return Err(LoadError::new(e.in_file(&name))),
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let e = decode::utf8(e.as_bytes())
+                    .err()
+                    .unwrap_or_else(|| decode::DecodeError::new("invalid UTF-8"));
+                return Err(LoadError::new(e.in_file(&name)));
+            }
         };
         let idx = self.build.files.len();
         // Outside the main module, only what the build reaches is parsed in the end; for now
         // the package clause, imports and unlabelled declarations (see `prune.rs`).
-        let mut skim = (!in_main_module && !self.cfg.eager_imports && !text.contains("@embed"))
-            .then(|| skim::skim(&text))
-            .flatten();
+        let mut skim = (!in_main_module
+            && !self.cfg.eager_imports
+            && memchr::memmem::find(text.as_bytes(), b"@embed").is_none())
+        .then(|| skim::skim(&text))
+        .flatten();
         let mut parsed = skim.as_ref().map(|sk| {
             let head = prune::ranges(sk, &|i| sk.chunks[i].label.is_none());
             crate::parse_ranges(FileId(idx as u32), &text, &head)
@@ -513,7 +544,7 @@ impl<'a> Loader<'a> {
         // Comments are only read from the main module (documentation of its values).
         let (ast, errs) =
             parsed.unwrap_or_else(|| crate::parse_with(FileId(idx as u32), &text, in_main_module));
-        let sf = SourceFile::new(name.clone(), text.as_str());
+        let sf = FileRef::new(&name, &text);
         if let Some(e) = errs.first() {
             return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
         }
@@ -536,7 +567,7 @@ impl<'a> Loader<'a> {
     fn excluded_by_build_attrs(
         &self,
         f: &ast::File,
-        sf: &SourceFile,
+        sf: &FileRef<'_>,
         in_main_module: bool,
     ) -> Result<bool, LoadError> {
         let mut seen_if = false;
@@ -570,7 +601,7 @@ impl<'a> Loader<'a> {
     /// The `.cue` files of directory `dir` that may belong to a package, sorted by name.
     fn candidate_files(&mut self, dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
         let mut out = Vec::new();
-        for (name, path) in self.fs.list(dir)? {
+        for (name, path, is_file) in self.fs.list(dir)? {
             if !name.ends_with(".cue")
                 || name.starts_with(['.', '_'])
                 || name.ends_with("_test.cue")
@@ -578,7 +609,7 @@ impl<'a> Loader<'a> {
             {
                 continue;
             }
-            if self.fs.is_file(&path) {
+            if is_file {
                 out.push(path);
             }
         }
@@ -743,7 +774,7 @@ impl<'a> Loader<'a> {
                     .collect();
                 cycle.push(format!("{path:?}"));
                 let f = &self.build.files[from];
-                let sf = SourceFile::new(f.name.clone(), f.text.as_str());
+                let sf = FileRef::new(&f.name, &f.text);
                 return Err(LoadError::at(
                     format!("import cycle not allowed: {}", cycle.join(" imports ")),
                     &sf,
@@ -770,10 +801,10 @@ impl<'a> Loader<'a> {
         offset: u32,
     ) -> Result<Vec<usize>, LoadError> {
         // The importing file, for error positions (built only when an error is reported).
-        let here = |this: &Self| {
+        fn here<'t>(this: &'t Loader<'_>, from: usize) -> FileRef<'t> {
             let f = &this.build.files[from];
-            SourceFile::new(f.name.clone(), f.text.as_str())
-        };
+            FileRef::new(&f.name, &f.text)
+        }
         let (p, qual) = match path.rsplit_once(':') {
             Some((p, q)) if !q.contains('/') => (p, Some(q.to_string())),
             _ => (path, None),
@@ -788,7 +819,7 @@ impl<'a> Loader<'a> {
                 format!(
                     "cannot find package {path:?}: imports are unavailable because there is no cue.mod/module.cue file"
                 ),
-                &here(self),
+                &here(self, from),
                 offset,
             ));
         };
@@ -834,7 +865,7 @@ impl<'a> Loader<'a> {
                 format!(
                     "ambiguous import: package {path:?} is both in the main module and in cue.mod"
                 ),
-                &here(self),
+                &here(self, from),
                 offset,
             ));
         }
@@ -844,7 +875,7 @@ impl<'a> Loader<'a> {
                     "cannot find package {path:?}: no files of package {name:?} in any of:\n\t{}",
                     searched.join("\n\t")
                 ),
-                &here(self),
+                &here(self, from),
                 offset,
             ));
         }
@@ -922,7 +953,7 @@ fn module_path(file: &Path, text: &str) -> Result<Option<String>, LoadError> {
     let name = file.display().to_string();
     let (ast, errs) = crate::parse(FileId(0), text);
     if let Some(e) = errs.first() {
-        let sf = SourceFile::new(name, text);
+        let sf = FileRef::new(&name, text);
         return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
     }
     for d in &ast.decls {

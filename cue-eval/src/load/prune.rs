@@ -18,10 +18,10 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use super::FileRef;
 use super::skim::{Ref, Skim};
 use super::{Build, LoadError};
 use crate::ast::{Decl, FileId};
-use crate::source::SourceFile;
 
 /// A file loaded lazily: its skim and which of its chunks are kept.
 pub(super) struct Lazy {
@@ -138,7 +138,7 @@ pub(super) fn apply(
         } else {
             let (ast, errs) = crate::parse_with(FileId(f as u32), &file.text, false);
             if let Some(e) = errs.first() {
-                let sf = SourceFile::new(file.name.clone(), file.text.as_str());
+                let sf = FileRef::new(&file.name, &file.text);
                 return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
             }
             file.ast = ast;
@@ -236,16 +236,18 @@ impl<'b> Pruner<'b> {
     }
 
     fn need(&mut self, pkg: &'b str, label: &'b str) {
-        if self.all.contains(pkg) || !self.needed.entry(pkg).or_default().insert(label) {
+        if self.all.contains(pkg) {
             return;
         }
-        let chunks = self
-            .labels
-            .get(pkg)
-            .and_then(|m| m.get(label))
-            .cloned()
-            .unwrap_or_default();
-        for (f, i) in chunks {
+        // Most identifiers are not top-level labels of the package (field names, builtins):
+        // they are dismissed before the set of needed labels grows by one.
+        let Some(chunks) = self.labels.get(pkg).and_then(|m| m.get(label)) else {
+            return;
+        };
+        if !self.needed.entry(pkg).or_default().insert(label) {
+            return;
+        }
+        for (f, i) in chunks.clone() {
             self.keep(f, i);
         }
     }

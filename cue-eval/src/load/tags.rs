@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::FileRef;
 use super::attr::Attribute;
 use super::{LoadError, LoadedFile};
 use crate::ast::{self, BasicLit, BinaryOp, Expr, LitKind, Span};
-use crate::source::SourceFile;
 
 /// A declared tag.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn inject(
     // Declared tags.
     let mut decls: Vec<TagDecl> = Vec::new();
     for &i in module_files {
-        let sf = SourceFile::new(files[i].name.clone(), files[i].text.as_str());
+        let sf = FileRef::new(&files[i].name, &files[i].text);
         let ast = &mut files[i].ast;
         walk_fields(&mut ast.decls, &mut |field| {
             for a in field_tags(field) {
@@ -156,7 +156,7 @@ pub fn inject(
         return Ok(());
     }
     for &i in module_files {
-        let sf = SourceFile::new(files[i].name.clone(), files[i].text.as_str());
+        let sf = FileRef::new(&files[i].name, &files[i].text);
         let ast = &mut files[i].ast;
         walk_fields(&mut ast.decls, &mut |field| {
             let mut lit = None;
