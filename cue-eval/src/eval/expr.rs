@@ -353,7 +353,10 @@ impl Runtime {
     /// Whether a field `label` may still be added to struct `w`: it is open, or a pattern of it
     /// (or `...`) admits the label.
     fn may_have_field(&mut self, w: VId, label: Label) -> bool {
-        let closed = self.path_has_def(w) || !self.v(w).closed_groups.is_empty();
+        let vx = self.v(w);
+        // `...` opens the struct, whatever closes it.
+        let closed =
+            vx.open_groups.is_empty() && (self.path_has_def(w) || !vx.closed_groups.is_empty());
         if !closed {
             return true;
         }
