@@ -1140,27 +1140,6 @@ fn parse_digits(digits: &str, base: u32) -> Option<Mag> {
     BigUint::parse_bytes(digits.as_bytes(), base).map(Mag::big)
 }
 
-/// Go's `%q` for the ASCII texts literals are made of.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// A port of `cue/literal.NumInfo`'s scanner, quirks included: the text is copied to `buf`
 /// without separators, `.` gains a leading `0`, and a single character the scanner stops at is
 /// not checked when it is the last one (so `1x` reads as `1`, as in CUE).
@@ -1196,7 +1175,7 @@ impl<'a> LiteralScanner<'a> {
     }
 
     fn quoted(&self) -> String {
-        go_quote(self.src)
+        crate::eval::label::go_quote(self.src)
     }
 
     fn next(&mut self) -> bool {

@@ -170,6 +170,31 @@ pub fn is_identifier(s: &str) -> bool {
         .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }
 
+/// Go's `strconv.Quote` (`%q`): Go's escapes, as Go prints texts in messages (template output,
+/// `net` and number-literal errors).
+pub fn go_quote(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            '\r' => o.push_str("\\r"),
+            '\u{7}' => o.push_str("\\a"),
+            '\u{8}' => o.push_str("\\b"),
+            '\u{c}' => o.push_str("\\f"),
+            '\u{b}' => o.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                o.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
 /// A Go-style double-quoted string, as CUE prints quoted labels and strings.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

@@ -15,6 +15,7 @@ use num_bigint::{BigInt, Sign};
 
 use super::k::*;
 use super::{R, Runtime, StdMember, a_str, constant, func, string, valid};
+use crate::eval::label::go_quote;
 use crate::eval::value::{Bottom, Value};
 use crate::num::NumKind;
 
@@ -28,8 +29,8 @@ pub(super) static MEMBERS: &[StdMember] = &[
     constant("net.IPv6len", |_| Value::int(16)),
     func("net.ParseIP", &[S], |rt, a| {
         let s = a_str(a, 0)?;
-        let ip =
-            parse_addr(&s).map_err(|_| Bottom::eval(format!("invalid IP address {}", q(&s))))?;
+        let ip = parse_addr(&s)
+            .map_err(|_| Bottom::eval(format!("invalid IP address {}", go_quote(&s))))?;
         Ok(byte_list(rt, &ip.octets()))
     }),
     valid("net.IPv4", &[T], |rt, a| check(rt, a, |ip| ip.is4())),
@@ -73,7 +74,7 @@ pub(super) static MEMBERS: &[StdMember] = &[
             Addr::V4(b) => Ok(byte_list(rt, &b)),
             ip => Err(Bottom::eval(format!(
                 "cannot convert {} to IPv4",
-                q(&ip.to_string())
+                go_quote(&ip.to_string())
             ))),
         }
     }),
@@ -125,26 +126,6 @@ pub(super) static MEMBERS: &[StdMember] = &[
         string(unescape(&a_str(a, 0)?, Mode::QueryComponent).map_err(Bottom::eval)?)
     }),
 ];
-
-/// Go's `strconv.Quote` for the ASCII texts of addresses and URLs.
-fn q(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\t' => o.push_str("\\t"),
-            '\r' => o.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                o.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
 
 /// An IP address as Go's `netip.Addr` sees it: IPv4, or IPv6 with an optional zone.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -270,9 +251,9 @@ struct AddrError {
 
 impl std::fmt::Display for AddrError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ParseAddr({}): {}", q(&self.input), self.msg)?;
+        write!(f, "ParseAddr({}): {}", go_quote(&self.input), self.msg)?;
         if !self.at.is_empty() {
-            write!(f, " (at {})", q(&self.at))?;
+            write!(f, " (at {})", go_quote(&self.at))?;
         }
         Ok(())
     }
@@ -481,7 +462,7 @@ impl Prefix {
 
 /// Go's `netip.ParsePrefix`.
 fn parse_prefix(s: &str) -> Result<Prefix, String> {
-    let err = |m: &str| format!("netip.ParsePrefix({}): {m}", q(s));
+    let err = |m: &str| format!("netip.ParsePrefix({}): {m}", go_quote(s));
     let Some(i) = s.rfind('/') else {
         return Err(err("no '/'"));
     };
@@ -490,7 +471,7 @@ fn parse_prefix(s: &str) -> Result<Prefix, String> {
         return Err(err("IPv6 zones cannot be present in a prefix"));
     }
     let bits_str = &s[i + 1..];
-    let bad = || err(&format!("bad bits after slash: {}", q(bits_str)));
+    let bad = || err(&format!("bad bits after slash: {}", go_quote(bits_str)));
     if bits_str.len() > 1 && !matches!(bits_str.as_bytes()[0], b'1'..=b'9') {
         return Err(bad());
     }
@@ -845,12 +826,12 @@ fn unescape(s: &str, mode: Mode) -> Result<String, String> {
                     let end = (i + 3).min(b.len());
                     return Err(format!(
                         "invalid URL escape {}",
-                        q(&String::from_utf8_lossy(&b[i..end]))
+                        go_quote(&String::from_utf8_lossy(&b[i..end]))
                     ));
                 }
                 let v = (hex(b[i + 1]).unwrap_or(0) << 4 | hex(b[i + 2]).unwrap_or(0)) as u8;
                 if mode == Mode::Host && v < 0x80 && &s[i..i + 3] != "%25" {
-                    return Err(format!("invalid URL escape {}", q(&s[i..i + 3])));
+                    return Err(format!("invalid URL escape {}", go_quote(&s[i..i + 3])));
                 }
                 out.push(v);
                 i += 3;
@@ -863,7 +844,7 @@ fn unescape(s: &str, mode: Mode) -> Result<String, String> {
                 if mode == Mode::Host && c < 0x80 && should_escape(c, mode) {
                     return Err(format!(
                         "invalid character {} in host name",
-                        q(&(c as char).to_string())
+                        go_quote(&(c as char).to_string())
                     ));
                 }
                 out.push(c);
@@ -876,7 +857,7 @@ fn unescape(s: &str, mode: Mode) -> Result<String, String> {
 
 /// Go's `url.Parse`, as a check: the scheme of a valid URL, or Go's error text.
 fn parse_url(raw: &str) -> Result<String, String> {
-    let fail = |e: String| format!("parse {}: {e}", q(raw));
+    let fail = |e: String| format!("parse {}: {e}", go_quote(raw));
     let (rest, frag) = match raw.split_once('#') {
         Some((r, f)) => (r, Some(f)),
         None => (raw, None),
@@ -983,14 +964,14 @@ fn parse_host(host: &str) -> Result<(), String> {
         };
         let port = &stripped[i + 1..];
         if !valid_port(port) {
-            return Err(format!("invalid port {} after host", q(port)));
+            return Err(format!("invalid port {} after host", go_quote(port)));
         }
         return Ok(());
     }
     if let Some(i) = host.rfind(':') {
         let port = &host[i..];
         if !valid_port(port) {
-            return Err(format!("invalid port {} after host", q(port)));
+            return Err(format!("invalid port {} after host", go_quote(port)));
         }
     }
     unescape(host, Mode::Host).map(|_| ())

@@ -3,6 +3,7 @@
 //! precision (also `*`), and Go's `%!d(string=x)`, `%!d(MISSING)` and `%!(EXTRA ...)` texts.
 
 use super::exec::V;
+use crate::eval::label::go_quote;
 
 /// `strconv.FormatFloat(f, 'g', -1, 64)` (what `%v` prints): shortest digits, exponent form
 /// below 1e-4 and from 1e6 (`eprec`, 6 for the shortest form).
@@ -142,30 +143,6 @@ pub fn fmt_v(out: &mut String, v: &V, _top: bool) {
             out.push(']');
         }
     }
-}
-
-/// Go's `strconv.Quote`.
-pub fn quote(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\t' => o.push_str("\\t"),
-            '\r' => o.push_str("\\r"),
-            '\u{7}' => o.push_str("\\a"),
-            '\u{8}' => o.push_str("\\b"),
-            '\u{c}' => o.push_str("\\f"),
-            '\u{b}' => o.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                o.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
 }
 
 #[derive(Default)]
@@ -320,8 +297,8 @@ fn one(verb: char, v: &V, sp: &Spec) -> String {
             false,
         ),
         ('v' | 's', V::Bytes(b)) if verb == 's' => (String::from_utf8_lossy(b).into_owned(), false),
-        ('q', V::Str(s)) => (quote(s), false),
-        ('q', V::Bytes(b)) => (quote(&String::from_utf8_lossy(b)), false),
+        ('q', V::Str(s)) => (go_quote(s), false),
+        ('q', V::Bytes(b)) => (go_quote(&String::from_utf8_lossy(b)), false),
         ('x' | 'X', V::Str(s)) => (hex_bytes(s.as_bytes(), verb == 'X', sp), false),
         ('x' | 'X', V::Bytes(b)) => (hex_bytes(b, verb == 'X', sp), false),
         ('v', v) => {
