@@ -106,8 +106,8 @@ pub fn merge(overlay: &Data, base: &Data, path: &str) -> Result<Data, String> {
     let (Data::Struct(ofields), Data::Struct(bfields)) = (overlay, base) else {
         return Err(format!(
             "{path}: conflicting values {} and {}",
-            kind(overlay),
-            kind(base)
+            overlay.kind_name(),
+            base.kind_name()
         ));
     };
     let mut out: Vec<Field> = ofields.clone();
@@ -138,7 +138,10 @@ pub fn merge(overlay: &Data, base: &Data, path: &str) -> Result<Data, String> {
                 Data::List(items)
             }
             (Data::List(_), o) => {
-                return Err(format!("{sub}: conflicting values {} and list", kind(o)));
+                return Err(format!(
+                    "{sub}: conflicting values {} and list",
+                    o.kind_name()
+                ));
             }
             _ => continue,
         };
@@ -162,19 +165,6 @@ pub fn values_file(package: &str, values: &Data) -> String {
         "package {package}\n\nvalues: {}\n",
         decode::to_cue_expr(values)
     )
-}
-
-fn kind(d: &Data) -> &'static str {
-    match d {
-        Data::Null => "null",
-        Data::Bool(_) => "bool",
-        Data::Number { float: true, .. } => "float",
-        Data::Number { .. } => "int",
-        Data::String(_) => "string",
-        Data::Bytes(_) => "bytes",
-        Data::List(_) => "list",
-        Data::Struct(_) => "struct",
-    }
 }
 
 fn label(name: &str) -> String {

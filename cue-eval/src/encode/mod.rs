@@ -42,6 +42,23 @@ pub enum Data {
     Struct(Vec<Field>),
 }
 
+impl Data {
+    /// CUE's name of the value's kind (`int`, `float`, `string`, `struct`, ...), as messages
+    /// print it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Data::Null => "null",
+            Data::Bool(_) => "bool",
+            Data::Number { float: true, .. } => "float",
+            Data::Number { .. } => "int",
+            Data::String(_) => "string",
+            Data::Bytes(_) => "bytes",
+            Data::List(_) => "list",
+            Data::Struct(_) => "struct",
+        }
+    }
+}
+
 /// One regular field of a struct: its label, its value and the YAML tag its attributes ask for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {

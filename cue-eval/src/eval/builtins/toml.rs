@@ -28,26 +28,13 @@ pub(super) fn marshal(d: &Data) -> Result<String, Rc<Bottom>> {
     let Data::Struct(fields) = d else {
         return Err(Bottom::eval(format!(
             "toml: cannot encode {} at the top level, only a struct",
-            kind_name(d)
+            d.kind_name()
         )));
     };
     let mut out = String::new();
     let mut path = Vec::new();
     table(&mut out, &mut path, fields, false)?;
     Ok(out)
-}
-
-fn kind_name(d: &Data) -> &'static str {
-    match d {
-        Data::Null => "null",
-        Data::Bool(_) => "bool",
-        Data::Number { float: true, .. } => "float",
-        Data::Number { .. } => "int",
-        Data::String(_) => "string",
-        Data::Bytes(_) => "bytes",
-        Data::List(_) => "list",
-        Data::Struct(_) => "struct",
-    }
 }
 
 /// Whether a value is written as a `[table]` or `[[array table]]` rather than `key = value`.
@@ -145,7 +132,7 @@ fn inline(out: &mut String, d: &Data) -> Result<(), Rc<Bottom>> {
         Data::Null | Data::Bytes(_) => {
             return Err(Bottom::eval(format!(
                 "toml: cannot encode a value of type {}",
-                kind_name(d)
+                d.kind_name()
             )));
         }
     }
