@@ -47,7 +47,8 @@ impl V {
         }
     }
 
-    fn type_name(&self) -> &'static str {
+    /// Go's name of the value's dynamic type, as `%v` errors and messages print it.
+    pub(super) fn type_name(&self) -> &'static str {
         match self {
             V::Nil => "<nil>",
             V::Bool(_) => "bool",

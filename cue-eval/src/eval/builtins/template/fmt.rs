@@ -181,21 +181,8 @@ fn bad(verb: char, v: &V) -> String {
         v => {
             let mut s = String::new();
             fmt_v(&mut s, v, false);
-            format!("%!{verb}({}={s})", type_name(v))
+            format!("%!{verb}({}={s})", v.type_name())
         }
-    }
-}
-
-fn type_name(v: &V) -> &'static str {
-    match v {
-        V::Nil => "<nil>",
-        V::Bool(_) => "bool",
-        V::Int(_) => "int",
-        V::Float(_) => "float64",
-        V::Str(_) => "string",
-        V::Bytes(_) => "[]uint8",
-        V::List(_) => "[]interface {}",
-        V::Map(_) => "map[string]interface {}",
     }
 }
 
@@ -401,7 +388,7 @@ pub fn sprintf(format: &str, args: &[V]) -> String {
                 v => {
                     let mut s = String::new();
                     fmt_v(&mut s, v, false);
-                    format!("{}={s}", type_name(v))
+                    format!("{}={s}", v.type_name())
                 }
             })
             .collect();
