@@ -70,6 +70,9 @@ pub struct CloseInfo {
     /// the value instead of failing it.
     pub optional: bool,
     pub refs: Option<Rc<RefNode>>,
+    /// The conjunct, or one it came from, followed a reference that closed a structural cycle
+    /// (CUE's `IsCyclic`): it counts as no evidence that its node is finite.
+    pub cyclic: bool,
     /// The conjunct is within a definition (required fields are not enforced there).
     pub in_def: bool,
     /// The conjunct is an operand of `&` (for the field order of export).

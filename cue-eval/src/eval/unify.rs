@@ -30,6 +30,16 @@ pub(super) struct NodeState {
     /// Conjuncts whose value hit a reference cycle, retried once the node has a value.
     postponed: Vec<(Conjunct, Rc<Bottom>)>,
     retrying: bool,
+    /// Structural cycle evidence, as CUE keeps it per node: a conjunct not marked cyclic was
+    /// added (`has_non_cyclic`), one of them brought structure or a value (`has_non_cycle`),
+    /// a reference reached an ancestor (`ancestor_cycle`) or repeated one already followed
+    /// (`any_cycle`).
+    has_non_cyclic: bool,
+    has_non_cycle: bool,
+    ancestor_cycle: bool,
+    any_cycle: bool,
+    /// Cyclic references held back until a non-cyclic conjunct brings structure.
+    cyclic_refs: Vec<(VId, Conjunct, Span)>,
 }
 
 /// The result of resolving a reference.
@@ -132,6 +142,12 @@ impl Runtime {
         self.run_tasks(v, &mut st);
         if !st.postponed.is_empty() {
             self.retry_postponed(v, &mut st);
+        }
+        if st.any_cycle && Self::only_cyclic(&st) {
+            // CUE reports a structural cycle without positions, and drops the node's fields.
+            let b = Bottom::new(ErrCode::StructuralCycle, "structural cycle");
+            self.set_err(v, b);
+            self.vm(v).arcs.clear();
         }
         if !st.disjs.is_empty() {
             self.expand_disjunctions(v, st);
@@ -323,6 +339,9 @@ impl Runtime {
     }
 
     fn add_conjunct_inner(&mut self, v: VId, st: &mut NodeState, c: Conjunct) {
+        if !c.ci.cyclic {
+            st.has_non_cyclic = true;
+        }
         match &c.x {
             CExpr::Struct(sid) => {
                 let sid = *sid;
@@ -394,6 +413,7 @@ impl Runtime {
                         self.add_conjunct(v, st, c2);
                     }
                     Expr::Top => {
+                        self.non_cycle(v, st, &c.ci);
                         self.vm(v).has_top = true;
                     }
                     _ => {
@@ -410,16 +430,69 @@ impl Runtime {
         if w == v {
             return;
         }
-        if self.is_ancestor(w, v) || c.ci.has_ref(w) {
+        let ancestor = self.is_ancestor(w, v);
+        if ancestor || c.ci.has_ref(w) {
             if c.ci.optional && !self.v(v).is_disjunct {
                 // A cycle through an optional field or pattern: it stops here.
                 return;
             }
-            // CUE reports a structural cycle without positions.
-            let b = Bottom::new(ErrCode::StructuralCycle, "structural cycle");
-            self.set_err(v, b);
+            // As CUE does: the conjunct is marked cyclic. It goes on while other conjuncts of
+            // the node bring structure (an ancestor) or are not cyclic themselves (a repeated
+            // reference), so the error lands where the structure really repeats; otherwise it
+            // waits, and the node is a structural cycle if nothing else comes.
+            if self.v(v).anonymous {
+                // An inline struct (`{a}.b`) is not rooted: it gets no second round.
+                let b = Bottom::new(ErrCode::StructuralCycle, "structural cycle");
+                self.set_err(v, b);
+                return;
+            }
+            st.any_cycle = true;
+            st.ancestor_cycle |= ancestor;
+            let mut c2 = c.clone();
+            c2.ci.cyclic = true;
+            let wait = if ancestor {
+                !st.has_non_cycle
+            } else {
+                !st.has_non_cyclic && !st.has_non_cycle
+            };
+            if wait {
+                st.cyclic_refs.push((w, c2, span));
+            } else {
+                self.add_ref_conjuncts(v, st, w, &c2, span, false);
+            }
             return;
         }
+        self.add_ref_conjuncts(v, st, w, c, span, true);
+    }
+
+    /// Marks that a conjunct which is not cyclic brought structure or a value to `v`: the
+    /// cyclic references held back may now go on.
+    fn non_cycle(&mut self, v: VId, st: &mut NodeState, ci: &CloseInfo) {
+        if ci.cyclic || st.has_non_cycle {
+            return;
+        }
+        st.has_non_cycle = true;
+        for (w, c, span) in std::mem::take(&mut st.cyclic_refs) {
+            self.add_ref_conjuncts(v, st, w, &c, span, false);
+        }
+    }
+
+    /// Whether the conjuncts of `v` give no evidence that it is finite: a structural cycle.
+    fn only_cyclic(st: &NodeState) -> bool {
+        (st.ancestor_cycle && !st.has_non_cycle) || (st.any_cycle && !st.has_non_cyclic)
+    }
+
+    /// Inserts the conjuncts of the referenced vertex `w` (`extend`: recording `w` in the
+    /// conjuncts' reference chains).
+    fn add_ref_conjuncts(
+        &mut self,
+        v: VId,
+        st: &mut NodeState,
+        w: VId,
+        c: &Conjunct,
+        span: Span,
+        extend: bool,
+    ) {
         if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w) {
             // The conjuncts are there already; what they allow is allowed by this reference's
             // group too (`out: #P, out: #cfg.p` where `#cfg.p` also holds `#P`).
@@ -468,11 +541,15 @@ impl Runtime {
             self.set_err(v, b);
             return;
         }
-        let refs = Some(Rc::new(RefNode {
-            v: w,
-            next: c.ci.refs.clone(),
-            len,
-        }));
+        let refs = if extend {
+            Some(Rc::new(RefNode {
+                v: w,
+                next: c.ci.refs.clone(),
+                len,
+            }))
+        } else {
+            c.ci.refs.clone()
+        };
         let def_group = if def {
             let cur = &self.groups[c.ci.group as usize];
             if cur.closed && cur.recursive && c.ci.group != 0 && cur.origin == v {
@@ -513,6 +590,7 @@ impl Runtime {
                 embedded: c.ci.embedded,
                 optional: c.ci.optional || wc.ci.optional,
                 refs: refs.clone(),
+                cyclic: c.ci.cyclic,
                 in_def: wc.ci.in_def,
                 explicit: wc.ci.explicit,
                 ref_span,
@@ -564,6 +642,10 @@ impl Runtime {
         span: Span,
     ) {
         let lit = self.prog.structs[sid as usize].clone();
+        if !lit.has_embed || lit.has_regular {
+            // A literal that only embeds (`{y}`) is what it embeds: no structure of its own.
+            self.non_cycle(v, st, ci);
+        }
         let group = self.new_group(ci.group, false, true, false, v);
         self.register_requirements(v, group);
         let frame = Rc::new(Env {
@@ -603,6 +685,7 @@ impl Runtime {
             embedded: false,
             optional: ci.optional,
             refs: ci.refs.clone(),
+            cyclic: ci.cyclic,
             in_def: ci.in_def,
             explicit: false,
             ref_span: ci.ref_span,
@@ -833,6 +916,9 @@ impl Runtime {
         span: Span,
         c: &Conjunct,
     ) {
+        if !matches!(val, Value::Bottom(_) | Value::Or(_) | Value::Vertex(_)) {
+            self.non_cycle(v, st, &c.ci);
+        }
         match val {
             Value::Top => self.vm(v).has_top = true,
             Value::Bottom(b) if b.code == ErrCode::Cycle => {
@@ -957,6 +1043,7 @@ impl Runtime {
             self.push_disjunction(v, st, c2);
             return;
         }
+        self.non_cycle(v, st, &c.ci);
         let wx = self.v(w).clone_value_state();
         if let Some(e) = wx.err {
             self.set_err(v, e);
@@ -1062,6 +1149,7 @@ impl Runtime {
     }
 
     fn add_list(&mut self, v: VId, st: &mut NodeState, c: &Conjunct, l: &ir::ListLit) {
+        self.non_cycle(v, st, &c.ci);
         let span = c.span;
         self.add_kind(v, Kind::LIST, span, "[...]");
         self.vm(v).is_list = true;
@@ -1071,6 +1159,7 @@ impl Runtime {
             embedded: false,
             optional: c.ci.optional,
             refs: c.ci.refs.clone(),
+            cyclic: c.ci.cyclic,
             in_def: c.ci.in_def,
             explicit: false,
             ref_span: c.ci.ref_span,
