@@ -183,7 +183,46 @@ impl Runtime {
             return Some(e.clone());
         }
         if finalize {
-            return self.finalize(c, false);
+            if let Some(e) = self.finalize(c, false) {
+                return Some(e);
+            }
+            return self.incomplete_disjunct(c);
+        }
+        None
+    }
+
+    /// As CUE's `getErrorAll` on a finalized disjunct: an incomplete error of the disjunct
+    /// itself or of one of its regular fields eliminates it too (`*a.x | 1` is `1` when `a`
+    /// has no `x`; `*{v: m.b} | 3` is `3`). Cycle errors are left alone: they may still resolve.
+    fn incomplete_disjunct(&mut self, c: VId) -> Option<Rc<Bottom>> {
+        let d = self.deref(c);
+        let own = |e: &Option<Rc<Bottom>>| {
+            e.as_ref()
+                .filter(|e| matches!(e.code, ErrCode::Incomplete | ErrCode::Undefined))
+                // An operation on non-concrete operands stays a pending expression in CUE,
+                // not an error recorded on the disjunct (`(int + 1) | (int + 1)`).
+                .filter(|e| !e.msg.starts_with("invalid operand "))
+                .cloned()
+        };
+        if let Some(e) = own(&self.v(d).err) {
+            return Some(e);
+        }
+        if self.v(d).disj.is_some() {
+            return None;
+        }
+        let arcs = self.v(d).arcs.clone();
+        for a in arcs {
+            let ax = self.v(a);
+            if ax.arc_type == ArcType::Optional {
+                break;
+            }
+            if ax.label.is_let() || !ax.label.is_regular() {
+                continue;
+            }
+            let ad = self.deref(a);
+            if let Some(e) = own(&self.v(ad).err) {
+                return Some(e);
+            }
         }
         None
     }
