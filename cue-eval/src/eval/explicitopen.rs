@@ -209,4 +209,25 @@ impl Runtime {
         }
         false
     }
+
+    /// Whether a definition already inserted at `v` under `x...` (its group `first`) must be
+    /// inserted again for a later reference outside any `x...`: that one closes `v`.
+    pub(super) fn reinsert_opened(&self, v: VId, first: Option<u32>, c: &Conjunct) -> bool {
+        let Some(g) = first else {
+            return false;
+        };
+        if self.group_marks.is_empty() || self.opened_at(v, g).is_none() {
+            return false;
+        }
+        let mut h = c.ci.group;
+        let mut guard = 0;
+        while h != 0 && guard < 10_000 {
+            guard += 1;
+            if self.is_open_mark(h) {
+                return false;
+            }
+            h = self.groups[h as usize].parent;
+        }
+        true
+    }
 }

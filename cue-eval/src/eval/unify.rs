@@ -433,7 +433,9 @@ impl Runtime {
             self.set_err(v, b);
             return;
         }
-        if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w) {
+        if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w)
+            && !self.reinsert_opened(v, first, c)
+        {
             // The conjuncts are there already; what they allow is allowed by this reference's
             // group too (`out: #P, out: #cfg.p` where `#cfg.p` also holds `#P`).
             if let Some(g) = first
