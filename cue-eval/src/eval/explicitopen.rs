@@ -59,8 +59,13 @@ impl Runtime {
             return;
         }
         if args.len() != 1 {
+            let few = if args.is_empty() {
+                "not enough"
+            } else {
+                "too many"
+            };
             let b = fail(format!(
-                "not enough arguments in call to {name} (have {}, want 1)",
+                "{few} arguments in call to {name} (have {}, want 1)",
                 args.len()
             ));
             self.set_err(v, b);
