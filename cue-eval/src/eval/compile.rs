@@ -54,6 +54,8 @@ pub struct Program {
     pub imports: Vec<String>,
     /// The label's position of each selector `x.l` (errors about the field point there).
     pub sel_spans: HashMap<ExprId, Span>,
+    /// The expressions that are a whole embedding of a struct literal.
+    pub embed_roots: rustc_hash::FxHashSet<ExprId>,
 }
 
 impl Program {
@@ -106,6 +108,7 @@ pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId
         let mut c = Compiler {
             prog,
             scopes: Vec::new(),
+            explicit_open: file_has_explicit_open(f),
         };
         // The file scope: the package's fields plus this file's imports, lets and aliases.
         let mut names = top.clone();
@@ -172,6 +175,16 @@ fn collect_field_name(
 struct Compiler<'p> {
     prog: &'p mut Program,
     scopes: Vec<Scope>,
+    /// The file enables the `explicitopen` experiment.
+    explicit_open: bool,
+}
+
+/// Whether a file carries `@experiment(explicitopen)` (possibly among other experiments).
+fn file_has_explicit_open(f: &ast::File) -> bool {
+    f.decls.iter().any(|d| {
+        matches!(d, ast::Decl::Attribute(a) if a.name() == "experiment"
+            && a.body().split(',').any(|x| x.trim() == "explicitopen"))
+    })
 }
 
 impl Compiler<'_> {
@@ -242,6 +255,7 @@ impl Compiler<'_> {
                 ast::Decl::Embed(e) => {
                     has_embed = true;
                     let id = self.expr(e);
+                    self.prog.embed_roots.insert(id);
                     out.push(Decl::Embed(id, e.span()));
                 }
                 ast::Decl::Comprehension(c) => {
@@ -271,6 +285,7 @@ impl Compiler<'_> {
             has_embed,
             has_regular,
             is_file,
+            explicit_open: self.explicit_open,
         }));
         (self.prog.structs.len() - 1) as StructId
     }
@@ -476,6 +491,17 @@ impl Compiler<'_> {
                 up += 1;
             }
         }
+        match name {
+            "__reclose" => {
+                let e = Expr::Builtin(Builtin::Reclose(self.explicit_open));
+                return self.prog.add(e, span);
+            }
+            "__closeAll" => {
+                let e = Expr::Builtin(Builtin::CloseAll(self.explicit_open));
+                return self.prog.add(e, span);
+            }
+            _ => {}
+        }
         if let Some(e) = predeclared(name) {
             return self.prog.add(e, span);
         }
@@ -602,7 +628,10 @@ impl Compiler<'_> {
                 let x = self.expr(expr);
                 self.prog.add(Expr::TryRef(x), span)
             }
-            ast::Expr::Open { expr, .. } => self.expr(expr),
+            ast::Expr::Open { expr, .. } => {
+                let x = self.expr(expr);
+                self.prog.add(Expr::Open(x), span)
+            }
             ast::Expr::Alias { span, .. } => self.err(*span, "alias not allowed in this position"),
             ast::Expr::Bad(s) => self.err(*s, "syntax error"),
         }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::ast::{BinaryOp, Span, UnaryOp};
 use crate::num::NumKind;
 
-use super::ir::{ArcType, Expr, ExprId};
+use super::ir::{ArcType, Builtin, Expr, ExprId};
 use super::label::Label;
 use super::unify::Resolved;
 use super::value::{Bottom, ErrCode, Kind, Value};
@@ -689,7 +689,25 @@ impl Runtime {
                     Err(b) => Value::Bottom(b),
                 }
             }
-            Expr::Struct(_) | Expr::List(_) => {
+            Expr::Call(f, _)
+                if matches!(
+                    self.prog.expr(*f),
+                    Expr::Builtin(Builtin::Reclose(_) | Builtin::CloseAll(_))
+                ) =>
+            {
+                // Evaluated as a conjunct of an anonymous vertex (see `unify::add_closeall`).
+                let a = self.anon_vertex(
+                    vec![Conjunct {
+                        env: env.cloned(),
+                        x: CExpr::Expr(id),
+                        ci: CloseInfo::default(),
+                        span,
+                    }],
+                    cur,
+                );
+                Value::Vertex(a)
+            }
+            Expr::Struct(_) | Expr::List(_) | Expr::Open(_) => {
                 let a = self.anon_vertex(
                     vec![Conjunct {
                         env: env.cloned(),

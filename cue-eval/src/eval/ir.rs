@@ -35,6 +35,10 @@ pub enum Builtin {
     MatchN,
     MatchIf,
     Error,
+    /// `__reclose(x)` (the `explicitopen` experiment; `false`: used in a file without it).
+    Reclose(bool),
+    /// `__closeAll(x)` (the `explicitopen` experiment; `false`: used in a file without it).
+    CloseAll(bool),
     /// A function of a standard-library package, by qualified name (`strings.ToUpper`).
     Pkg(u32),
 }
@@ -85,6 +89,8 @@ pub enum Expr {
     /// an undefined target is an `ErrCode::Undefined` error that makes the enclosing `try` yield
     /// nothing.
     TryRef(ExprId),
+    /// `x...` (the `explicitopen` experiment): `x` with the closedness of its top level lifted.
+    Open(ExprId),
     Slice(ExprId, Option<ExprId>, Option<ExprId>),
     Call(ExprId, Vec<ExprId>),
     Unary(UnaryOp, ExprId),
@@ -119,6 +125,9 @@ pub struct StructLit {
     pub has_regular: bool,
     /// True for the top-level struct of a file.
     pub is_file: bool,
+    /// The literal is in a file with the `explicitopen` experiment: embedding a definition
+    /// does not open it.
+    pub explicit_open: bool,
 }
 
 #[derive(Clone, Debug)]

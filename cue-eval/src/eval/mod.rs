@@ -19,6 +19,7 @@ pub mod api;
 pub mod builtins;
 pub mod compile;
 mod disjunct;
+mod explicitopen;
 pub mod export;
 mod expr;
 pub mod ir;
@@ -279,6 +280,8 @@ pub struct Runtime {
     /// into a node also stands for a later reference to the same definition that was skipped as
     /// a duplicate (see `add_ref`).
     pub extra_parents: rustc_hash::FxHashMap<u32, Vec<u32>>,
+    /// Groups opened by `x...` or created by `__reclose` (the `explicitopen` experiment).
+    pub group_marks: rustc_hash::FxHashMap<u32, explicitopen::GroupMark>,
     /// Roots of imported packages, by import id.
     pub packages: Vec<Option<VId>>,
     pub depth: usize,
@@ -316,6 +319,7 @@ impl Runtime {
                 origin: 0,
             }],
             extra_parents: Default::default(),
+            group_marks: Default::default(),
             packages: Vec::new(),
             depth: 0,
             aborted: None,

@@ -17,7 +17,7 @@ const SHARING: bool = false;
 
 /// Work collected while one vertex is evaluated.
 #[derive(Default)]
-pub(super) struct NodeState {
+pub(crate) struct NodeState {
     /// Referenced vertices already inserted (a vertex is never inserted twice into one node),
     /// with the group created for a definition's conjuncts.
     seen: Vec<(VId, Option<u32>)>,
@@ -412,6 +412,19 @@ impl Runtime {
                         c2.ci.group = g;
                         self.add_conjunct(v, st, c2);
                     }
+                    Expr::Open(x) => {
+                        let x = *x;
+                        self.add_open(v, st, c, x);
+                    }
+                    Expr::Call(f, args)
+                        if matches!(
+                            self.prog.expr(*f),
+                            Expr::Builtin(Builtin::Reclose(_) | Builtin::CloseAll(_))
+                        ) =>
+                    {
+                        let (f, args) = (*f, args.clone());
+                        self.add_closeall(v, st, c, f, &args);
+                    }
                     Expr::Top => {
                         self.non_cycle(v, st, &c.ci);
                         self.vm(v).has_top = true;
@@ -493,7 +506,9 @@ impl Runtime {
         span: Span,
         extend: bool,
     ) {
-        if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w) {
+        if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w)
+            && !self.reinsert_opened(v, first, c)
+        {
             // The conjuncts are there already; what they allow is allowed by this reference's
             // group too (`out: #P, out: #cfg.p` where `#cfg.p` also holds `#P`).
             if let Some(g) = first
@@ -577,12 +592,13 @@ impl Runtime {
             self.add_conjunct(v, st, c2);
             return;
         }
+        let ref_group = self.embed_scope(v, c, def_group);
         for wc in conjs {
             // A conjunct that carries no closedness of its own belongs, at its new place, to the
             // group of the reference (so what a definition embeds through it is allowed there).
             let group = match def_group {
                 Some(g) => g,
-                None if !self.group_closed(wc.ci.group) => c.ci.group,
+                None if !self.group_closed(wc.ci.group) => ref_group,
                 None => wc.ci.group,
             };
             let ci = CloseInfo {
@@ -785,7 +801,8 @@ impl Runtime {
         }
         for (e, span) in embeds {
             let mut eci = child_ci.clone();
-            eci.embedded = true;
+            // With `explicitopen`, an embedded definition stays closed.
+            eci.embedded = !lit.explicit_open;
             // An embedding belongs to the literal: for field order it stands where the
             // literal does.
             eci.ref_span = ci.ref_span;
@@ -803,10 +820,15 @@ impl Runtime {
     pub(super) fn register_requirements(&mut self, v: VId, group: u32) {
         let mut g = group;
         let mut guard = 0;
+        let mut passed_open = false;
         while g != 0 && guard < 10_000 {
             guard += 1;
+            passed_open |= self.is_open_mark(g);
             let gr = &self.groups[g as usize];
-            if gr.closed && (gr.recursive || gr.origin == v) {
+            if gr.closed
+                && (gr.recursive || gr.origin == v)
+                && !self.skip_reclose_requirement(g, passed_open)
+            {
                 let vx = &mut self.vertices[v as usize];
                 if !vx.closed_groups.contains(&g) {
                     vx.closed_groups.push(g);
@@ -1735,6 +1757,7 @@ impl Runtime {
             .into_iter()
             .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
             .collect();
+        let reqs = self.lift_opened(v, reqs);
         if reqs.is_empty() {
             return;
         }
@@ -1774,7 +1797,7 @@ impl Runtime {
         self.v(a).conjuncts.iter().any(|c| {
             self.group_within(c.ci.group, r)
                 || relax.is_some_and(|p| self.group_within(c.ci.group, p))
-        })
+        }) || self.allowed_by_embed_scope(a, r)
     }
 
     /// Whether `g` or a group it lies in is closed.

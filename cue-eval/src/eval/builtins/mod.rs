@@ -220,6 +220,8 @@ impl Func {
                 Builtin::MatchN => "matchN",
                 Builtin::MatchIf => "matchIf",
                 Builtin::Error => "error",
+                Builtin::Reclose(_) => "__reclose",
+                Builtin::CloseAll(_) => "__closeAll",
                 Builtin::Pkg(_) => "?",
             }
             .to_string(),
