@@ -1312,17 +1312,17 @@ impl Runtime {
             };
             let xd = self.deref(xa);
             let dv = self.default_of(xa);
-            if self.v(xd).disj.is_some() && dv != xd {
-                if let Some(s) = self.v(dv).scalar.clone()
-                    && s.is_concrete_scalar()
-                {
-                    let ad = self.default_of(aa);
-                    match &self.v(ad).scalar {
-                        Some(t) if super::expr::scalar_eq(&s, t) => {}
-                        _ => return false,
-                    }
-                    continue;
+            if self.v(xd).disj.is_some()
+                && dv != xd
+                && let Some(s) = self.v(dv).scalar.clone()
+                && s.is_concrete_scalar()
+            {
+                let ad = self.default_of(aa);
+                match &self.v(ad).scalar {
+                    Some(t) if super::expr::scalar_eq(&s, t) => {}
+                    _ => return false,
                 }
+                continue;
             }
             if !self.defaults_kept(dv, self.default_of(aa), depth + 1) {
                 return false;
