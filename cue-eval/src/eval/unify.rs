@@ -1073,7 +1073,11 @@ impl Runtime {
         if wx.has_top {
             self.vm(v).has_top = true;
         }
-        let span = c.span;
+        // A value passed without a position (a builtin's argument) keeps where it was written.
+        let span = match c.span {
+            s if s == Span::default() => self.v(w).val_span,
+            s => s,
+        };
         if wx.kind != Kind::TOP {
             let k = wx.kind;
             if let Some(s) = wx.scalar {

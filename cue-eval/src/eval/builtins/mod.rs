@@ -711,14 +711,16 @@ impl Runtime {
                     Err(b) => return Value::Bottom(b),
                 }
             };
-            if !raw && !v.is_concrete_scalar() && !matches!(v, Value::Vertex(_)) {
-                return Value::Bottom(Bottom::with_span(
-                    ErrCode::Incomplete,
-                    format!("non-concrete argument {}", self.value_text(&v)),
-                    span,
-                ));
-            }
             let want = params[i + offset];
+            if !raw && !v.is_concrete_scalar() && !matches!(v, Value::Vertex(_)) {
+                // A list parameter given a value that may still become a list.
+                let msg = if want == Kind::LIST && v.kind().contains(Kind::LIST) {
+                    format!("non-concrete list for argument {i}")
+                } else {
+                    format!("non-concrete argument {}", self.value_text(&v))
+                };
+                return Value::Bottom(Bottom::with_span(ErrCode::Incomplete, msg, span));
+            }
             if !raw && want != Kind::TOP {
                 let have = match &v {
                     Value::Vertex(w) => {
@@ -732,7 +734,7 @@ impl Runtime {
                     v => v.kind(),
                 };
                 if !want.contains(have) {
-                    let aspan = self.prog.span(a);
+                    let aspan = self.arg_value_span(env, a, cur);
                     return Value::Bottom(Bottom::with_span(
                         ErrCode::Eval,
                         format!(
@@ -768,6 +770,26 @@ impl Runtime {
             Ok(v) => v,
             Err(b) => Value::Bottom(b),
         }
+    }
+
+    /// Where the value of argument `a` was written: for a reference, where the referenced
+    /// field got its value (CUE reports an argument's type error there), else the argument.
+    fn arg_value_span(&mut self, env: Option<&EnvRef>, a: ExprId, cur: Option<VId>) -> Span {
+        let aspan = self.prog.span(a);
+        let is_ref = matches!(
+            self.prog.expr(a),
+            Expr::FieldRef { .. } | Expr::LetRef { .. } | Expr::Selector(..)
+        );
+        if let (true, Some(cur)) = (is_ref, cur)
+            && let Ok(super::unify::Resolved::Vertex(w)) = self.resolve(env, a, cur)
+        {
+            let w = self.default_of(w);
+            let sp = self.v(w).val_span;
+            if sp != Span::default() {
+                return sp;
+            }
+        }
+        aspan
     }
 
     /// The single list argument of `and`/`or`, evaluated, or the value to return instead.
@@ -1141,11 +1163,32 @@ impl Runtime {
                 if self.matches_schema(x, target) {
                     Ok(())
                 } else {
-                    Err(Bottom::eval(format!(
+                    let head = format!(
                         "invalid value {} (does not satisfy {})",
                         self.value_text(x),
                         call.func.name()
-                    )))
+                    );
+                    // CUE adds the error of the schema that did not match, at its positions
+                    // and where the value was written.
+                    match self.schema_error(x, target).filter(|e| !e.is_incomplete()) {
+                        Some(e) => {
+                            let mut spans = e.spans.clone();
+                            if let Value::Vertex(d) = x
+                                && let Some(sp) = self.written_at(*d)
+                                && !spans.contains(&sp)
+                            {
+                                spans.push(sp);
+                            }
+                            Err(Rc::new(Bottom {
+                                code: ErrCode::Eval,
+                                msg: format!("{head}: {}", e.msg),
+                                spans,
+                                child: false,
+                                at: None,
+                            }))
+                        }
+                        None => Err(Bottom::eval(head)),
+                    }
                 }
             }
             _ => {
@@ -1220,11 +1263,74 @@ impl Runtime {
         if self.finalize(a, false).is_some() || self.v(self.deref(a)).err.is_some() {
             return Some(false);
         }
+        if let Value::Vertex(xv) = x
+            && !self.defaults_kept(*xv, a, 0)
+        {
+            return Some(false);
+        }
         if self.lacks_required(self.deref(a), 0) {
             None
         } else {
             Some(true)
         }
+    }
+
+    /// The error of unifying `x` with `schema`, if any.
+    fn schema_error(&mut self, x: &Value, schema: &Value) -> Option<Rc<Bottom>> {
+        let _nest = Nesting::enter()?;
+        let a = self.unify_values(&[x.clone(), schema.clone()]);
+        self.finalize(a, false)
+            .or_else(|| self.v(self.deref(a)).err.clone())
+    }
+
+    /// Where the struct or list `d` was written.
+    fn written_at(&self, d: VId) -> Option<Span> {
+        let vx = self.v(self.deref(d));
+        if vx.val_span != Span::default() {
+            return Some(vx.val_span);
+        }
+        vx.structs
+            .iter()
+            .map(|s| s.pos)
+            .find(|p| *p != Span::default())
+    }
+
+    /// Whether every field of `x` that has a concrete default kept that default in `a`, the
+    /// unification of `x` with a schema. `matchN` checks the data form of a value, in which
+    /// defaults are taken: `{a: *3 | int}` does not match `{a: 2}`.
+    fn defaults_kept(&mut self, x: VId, a: VId, depth: usize) -> bool {
+        if depth > MAX_NESTING {
+            return true;
+        }
+        let (x, a) = (self.deref(x), self.deref(a));
+        let arcs = self.v(x).arcs.clone();
+        for xa in arcs {
+            let label = self.v(xa).label;
+            if !label.is_regular() || self.v(xa).arc_type != ArcType::Member {
+                continue;
+            }
+            let Some(aa) = self.arc(a, label) else {
+                continue;
+            };
+            let xd = self.deref(xa);
+            let dv = self.default_of(xa);
+            if self.v(xd).disj.is_some()
+                && dv != xd
+                && let Some(s) = self.v(dv).scalar.clone()
+                && s.is_concrete_scalar()
+            {
+                let ad = self.default_of(aa);
+                match &self.v(ad).scalar {
+                    Some(t) if super::expr::scalar_eq(&s, t) => {}
+                    _ => return false,
+                }
+                continue;
+            }
+            if !self.defaults_kept(dv, self.default_of(aa), depth + 1) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether a required field below `v` has no value.

@@ -9,6 +9,7 @@
 use super::k::*;
 use super::{R, Runtime, StdMember, a_str, func, string};
 use crate::eval::value::{Bottom, Value};
+use std::rc::Rc;
 
 pub(super) static MEMBERS: &[StdMember] = &[
     func("text/template.Execute", &[S, T], execute),
@@ -26,10 +27,25 @@ mod parse;
 
 fn execute(rt: &mut Runtime, a: &[Value]) -> R {
     let tmpl = a_str(a, 0)?;
-    let data = rt.value_to_data(&a[1])?;
+    let data = rt.value_to_data(&a[1]).map_err(non_concrete_data)?;
     let parsed = parse::parse(&tmpl).map_err(Bottom::eval)?;
     let out = exec::Exec::run(&parsed, exec::V::from_data(&data)).map_err(Bottom::eval)?;
     string(out)
+}
+
+/// CUE reports template data that is not concrete as `error in call to text/template.Execute:
+/// cannot convert non-concrete value string`, still an incomplete error.
+fn non_concrete_data(b: Rc<Bottom>) -> Rc<Bottom> {
+    match b.msg.strip_prefix("incomplete value ") {
+        Some(rest) if b.is_incomplete() => {
+            let mut bb = (*b).clone();
+            bb.msg = format!(
+                "error in call to text/template.Execute: cannot convert non-concrete value {rest}"
+            );
+            Rc::new(bb)
+        }
+        _ => b,
+    }
 }
 
 pub(super) fn html_escape(s: &str) -> String {
