@@ -595,6 +595,26 @@ impl Runtime {
 
     /// A vertex for an inline expression. Its parent is the node that uses it, so that cycles
     /// through it are found as if it were a field there; it is not an arc of that node.
+    /// The value of expression `id` evaluated as the one conjunct of an anonymous vertex.
+    fn anon_value(
+        &mut self,
+        env: Option<&EnvRef>,
+        id: ExprId,
+        span: Span,
+        cur: Option<VId>,
+    ) -> Value {
+        let a = self.anon_vertex(
+            vec![Conjunct {
+                env: env.cloned(),
+                x: CExpr::Expr(id),
+                ci: CloseInfo::default(),
+                span,
+            }],
+            cur,
+        );
+        Value::Vertex(a)
+    }
+
     pub(super) fn anon_vertex(&mut self, conjs: Vec<Conjunct>, cur: Option<VId>) -> VId {
         let l = self.prog.labels.string("");
         let origin = conjs.first().and_then(|c| match c.x {
@@ -696,29 +716,9 @@ impl Runtime {
                 ) =>
             {
                 // Evaluated as a conjunct of an anonymous vertex (see `unify::add_closeall`).
-                let a = self.anon_vertex(
-                    vec![Conjunct {
-                        env: env.cloned(),
-                        x: CExpr::Expr(id),
-                        ci: CloseInfo::default(),
-                        span,
-                    }],
-                    cur,
-                );
-                Value::Vertex(a)
+                self.anon_value(env, id, span, cur)
             }
-            Expr::Struct(_) | Expr::List(_) | Expr::Open(_) => {
-                let a = self.anon_vertex(
-                    vec![Conjunct {
-                        env: env.cloned(),
-                        x: CExpr::Expr(id),
-                        ci: CloseInfo::default(),
-                        span,
-                    }],
-                    cur,
-                );
-                Value::Vertex(a)
-            }
+            Expr::Struct(_) | Expr::List(_) | Expr::Open(_) => self.anon_value(env, id, span, cur),
             Expr::FieldRef { .. }
             | Expr::LetRef { .. }
             | Expr::ValueRef { .. }

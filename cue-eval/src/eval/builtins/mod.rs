@@ -517,12 +517,7 @@ impl Runtime {
                 if vals.len() != n {
                     return self.arg_count_error(name, n, vals.len(), span);
                 }
-                let arg_spans = args
-                    .iter()
-                    .zip(&vals)
-                    .filter(|(_, v)| !matches!(v, Value::Vertex(_)))
-                    .map(|(&a, _)| self.prog.span(a))
-                    .collect();
+                let arg_spans = self.scalar_arg_spans(args, &vals);
                 return Value::Validator(Rc::new(ValidatorCall {
                     func,
                     args: vals,
@@ -627,6 +622,16 @@ impl Runtime {
 
     /// Calls a standard-library member: checks the arguments, makes a validator of a bool
     /// function missing its first argument, and runs the implementation.
+    /// Where the arguments that are not structs or lists were written: a validator's error
+    /// names them (CUE reports the call, its scalar arguments and the value).
+    fn scalar_arg_spans(&self, args: &[ExprId], vals: &[Value]) -> Vec<Span> {
+        args.iter()
+            .zip(vals)
+            .filter(|(_, v)| !matches!(v, Value::Vertex(_)))
+            .map(|(&a, _)| self.prog.span(a))
+            .collect()
+    }
+
     fn call_std_member(
         &mut self,
         env: Option<&EnvRef>,
@@ -752,12 +757,7 @@ impl Runtime {
             vals.push(v);
         }
         if as_validator {
-            let arg_spans = args
-                .iter()
-                .zip(&vals)
-                .filter(|(_, v)| !matches!(v, Value::Vertex(_)))
-                .map(|(&a, _)| self.prog.span(a))
-                .collect();
+            let arg_spans = self.scalar_arg_spans(args, &vals);
             return Value::Validator(Rc::new(ValidatorCall {
                 func: Func::Std(id),
                 args: vals,
