@@ -595,15 +595,9 @@ impl Runtime {
 
     /// A vertex for an inline expression. Its parent is the node that uses it, so that cycles
     /// through it are found as if it were a field there; it is not an arc of that node.
-    /// The value of expression `id` evaluated as the one conjunct of an anonymous vertex.
-    fn anon_value(
-        &mut self,
-        env: Option<&EnvRef>,
-        id: ExprId,
-        span: Span,
-        cur: Option<VId>,
-    ) -> Value {
-        let a = self.anon_vertex(
+    /// An anonymous vertex whose one conjunct is expression `id`.
+    fn anon_expr(&mut self, env: Option<&EnvRef>, id: ExprId, span: Span, cur: Option<VId>) -> VId {
+        self.anon_vertex(
             vec![Conjunct {
                 env: env.cloned(),
                 x: CExpr::Expr(id),
@@ -611,8 +605,7 @@ impl Runtime {
                 span,
             }],
             cur,
-        );
-        Value::Vertex(a)
+        )
     }
 
     pub(super) fn anon_vertex(&mut self, conjs: Vec<Conjunct>, cur: Option<VId>) -> VId {
@@ -716,9 +709,11 @@ impl Runtime {
                 ) =>
             {
                 // Evaluated as a conjunct of an anonymous vertex (see `unify::add_closeall`).
-                self.anon_value(env, id, span, cur)
+                Value::Vertex(self.anon_expr(env, id, span, cur))
             }
-            Expr::Struct(_) | Expr::List(_) | Expr::Open(_) => self.anon_value(env, id, span, cur),
+            Expr::Struct(_) | Expr::List(_) | Expr::Open(_) => {
+                Value::Vertex(self.anon_expr(env, id, span, cur))
+            }
             Expr::FieldRef { .. }
             | Expr::LetRef { .. }
             | Expr::ValueRef { .. }
@@ -766,15 +761,7 @@ impl Runtime {
             }
             Expr::Binary(op, a, b) => self.binary(env, *op, *a, *b, cur, span),
             Expr::Disj(_) => {
-                let a = self.anon_vertex(
-                    vec![Conjunct {
-                        env: env.cloned(),
-                        x: CExpr::Expr(id),
-                        ci: CloseInfo::default(),
-                        span,
-                    }],
-                    cur,
-                );
+                let a = self.anon_expr(env, id, span, cur);
                 self.value_of(a)
             }
             Expr::Interp(frags, exprs, bytes) => {

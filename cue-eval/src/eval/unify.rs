@@ -143,7 +143,7 @@ impl Runtime {
         if !st.postponed.is_empty() {
             self.retry_postponed(v, &mut st);
         }
-        if st.any_cycle && Self::only_cyclic(&st) {
+        if Self::only_cyclic(&st) {
             // CUE reports a structural cycle without positions, and drops the node's fields.
             let b = Bottom::new(ErrCode::StructuralCycle, "structural cycle");
             self.set_err(v, b);
