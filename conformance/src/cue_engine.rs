@@ -285,8 +285,11 @@ impl Engine for CueEval {
     }
 
     fn load(&self, all_files: &[SourceFile], root_files: &[String]) -> Result<Instance, String> {
+        // `*_test.cue` files stay out of the build, as `cue` leaves them out even when they are
+        // named on its command line.
         let sources: Vec<(String, String)> = root_files
             .iter()
+            .filter(|r| !r.ends_with("_test.cue"))
             .map(|r| {
                 let text = all_files
                     .iter()

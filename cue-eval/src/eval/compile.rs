@@ -25,7 +25,23 @@ enum Binding {
     Value,
     /// `X` in `[X=p]: v`.
     LabelAlias,
+    /// `K` in `label~(K,V): v` (the `aliasv2` experiment): the field's name, a constant.
+    Name(Label),
+    /// `X` in `let X = self` (the `aliasv2` experiment): the struct of the let's scope itself,
+    /// not a copy of it in a let arc (which would contain the let again: a structural cycle).
+    Block,
     Import(u32),
+}
+
+/// What `self` (the `aliasv2` experiment) would name in a scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    /// Not a block: aliases and comprehension clauses.
+    None,
+    /// A struct literal or a file: `self` is the vertex of its frame.
+    Struct,
+    /// A list literal: `self` is the list the element belongs to.
+    List,
 }
 
 struct Scope {
@@ -33,6 +49,18 @@ struct Scope {
     /// value and label aliases do not).
     frame: bool,
     names: HashMap<Rc<str>, Binding>,
+    block: Block,
+}
+
+impl Scope {
+    /// A scope of names that is not a block (aliases, comprehension clauses).
+    fn names(frame: bool, names: HashMap<Rc<str>, Binding>) -> Scope {
+        Scope {
+            frame,
+            names,
+            block: Block::None,
+        }
+    }
 }
 
 /// A compile-time error with its position.
@@ -108,7 +136,8 @@ pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId
         let mut c = Compiler {
             prog,
             scopes: Vec::new(),
-            explicit_open: file_has_explicit_open(f),
+            explicit_open: file_has_experiment(f, "explicitopen"),
+            aliasv2: file_has_experiment(f, "aliasv2"),
         };
         // The file scope: the package's fields plus this file's imports, lets and aliases.
         let mut names = top.clone();
@@ -169,6 +198,21 @@ fn collect_field_name(
         if let Some(alias) = &field.alias {
             names.insert(Rc::from(&*alias.name), Binding::Field(label));
         }
+        // `label~X` binds X to the field; `label~(K,V)` binds K to its name and V to the field.
+        if let Some(pa) = &field.postfix_alias {
+            let (k, v) = match &pa.second {
+                None => (None, &pa.first),
+                Some(second) => (Some(&pa.first), second),
+            };
+            if &*v.name != "_" {
+                names.insert(Rc::from(&*v.name), Binding::Field(label));
+            }
+            if let Some(k) = k
+                && &*k.name != "_"
+            {
+                names.insert(Rc::from(&*k.name), Binding::Name(label));
+            }
+        }
     }
 }
 
@@ -177,13 +221,15 @@ struct Compiler<'p> {
     scopes: Vec<Scope>,
     /// The file enables the `explicitopen` experiment.
     explicit_open: bool,
+    /// The file enables the `aliasv2` experiment (`self`).
+    aliasv2: bool,
 }
 
-/// Whether a file carries `@experiment(explicitopen)` (possibly among other experiments).
-fn file_has_explicit_open(f: &ast::File) -> bool {
+/// Whether a file carries `@experiment(name)` (possibly among other experiments).
+fn file_has_experiment(f: &ast::File, name: &str) -> bool {
     f.decls.iter().any(|d| {
         matches!(d, ast::Decl::Attribute(a) if a.name() == "experiment"
-            && a.body().split(',').any(|x| x.trim() == "explicitopen"))
+            && a.body().split(',').any(|x| x.trim() == name))
     })
 }
 
@@ -216,7 +262,11 @@ impl Compiler<'_> {
                 n
             }
         };
-        self.scopes.push(Scope { frame: true, names });
+        self.scopes.push(Scope {
+            frame: true,
+            names,
+            block: Block::Struct,
+        });
         // Lets are visible in the whole struct: bind them before compiling any value.
         let mut let_labels = Vec::new();
         for d in decls {
@@ -226,11 +276,14 @@ impl Compiler<'_> {
                 }
                 let label = self.prog.labels.fresh_let(&l.ident.name);
                 let name: Rc<str> = Rc::from(&*l.ident.name);
-                self.scopes
-                    .last_mut()
-                    .unwrap()
-                    .names
-                    .insert(name.clone(), Binding::Let(label, name));
+                let binding = if self.aliasv2
+                    && matches!(&*l.expr, ast::Expr::Ident(i) if &*i.name == "self" || &*i.name == "__self")
+                {
+                    Binding::Block
+                } else {
+                    Binding::Let(label, name.clone())
+                };
+                self.scopes.last_mut().unwrap().names.insert(name, binding);
                 let_labels.push(label);
             }
         }
@@ -331,19 +384,18 @@ impl Compiler<'_> {
                     e => (None, e),
                 };
                 let filter = self.expr(filter);
+                let mut names = HashMap::default();
                 if let Some(a) = alias {
-                    let mut names = HashMap::default();
                     names.insert(Rc::from(&*a), Binding::LabelAlias);
-                    self.scopes.push(Scope {
-                        frame: false,
-                        names,
-                    });
+                }
+                // `[p]~X` binds X to the matched field, `[p]~(K,V)` also K to its label.
+                postfix_value_aliases(f, &mut names);
+                let pushed = !names.is_empty();
+                if pushed {
+                    self.scopes.push(Scope::names(false, names));
                 }
                 let value = self.value_with_alias(&f.value);
-                if f.alias.is_some() || matches!(&**expr, ast::Expr::Alias { .. }) {
-                    // pushed above only for the alias case
-                }
-                if matches!(&**expr, ast::Expr::Alias { .. }) {
+                if pushed {
                     self.scopes.pop();
                 }
                 Some(Decl::Pattern {
@@ -380,7 +432,17 @@ impl Compiler<'_> {
     /// A field whose label is computed: `(expr): v` or `"\(x)": v`.
     fn dynamic_field(&mut self, key: &ast::Expr, arc: ArcType, f: &ast::Field) -> Decl {
         let key = self.expr(key);
+        // `(k)~X`: the alias is visible in the field's value (not, as in CUE, also beside it).
+        let mut names = HashMap::default();
+        postfix_value_aliases(f, &mut names);
+        let pushed = !names.is_empty();
+        if pushed {
+            self.scopes.push(Scope::names(false, names));
+        }
         let value = self.value_with_alias(&f.value);
+        if pushed {
+            self.scopes.pop();
+        }
         Decl::Dynamic {
             key,
             arc,
@@ -394,10 +456,7 @@ impl Compiler<'_> {
         if let ast::Expr::Alias { ident, expr, .. } = e {
             let mut names = HashMap::default();
             names.insert(Rc::from(&*ident.name), Binding::Value);
-            self.scopes.push(Scope {
-                frame: false,
-                names,
-            });
+            self.scopes.push(Scope::names(false, names));
             let id = self.expr(expr);
             self.scopes.pop();
             return id;
@@ -424,7 +483,7 @@ impl Compiler<'_> {
                     let vl = self.prog.labels.fresh_let(&value.name);
                     let n: Rc<str> = Rc::from(&*value.name);
                     names.insert(n.clone(), Binding::Let(vl, n));
-                    self.scopes.push(Scope { frame: true, names });
+                    self.scopes.push(Scope::names(true, names));
                     clauses.push(Clause::For {
                         key,
                         value: vl,
@@ -441,7 +500,7 @@ impl Compiler<'_> {
                     let n: Rc<str> = Rc::from(&*l.ident.name);
                     let mut names = HashMap::default();
                     names.insert(n.clone(), Binding::Let(label, n));
-                    self.scopes.push(Scope { frame: true, names });
+                    self.scopes.push(Scope::names(true, names));
                     clauses.push(Clause::Let { label, value });
                 }
                 ast::Clause::Try { binding, .. } => {
@@ -451,7 +510,7 @@ impl Compiler<'_> {
                         let n: Rc<str> = Rc::from(&*ident.name);
                         let mut names = HashMap::default();
                         names.insert(n.clone(), Binding::Let(label, n));
-                        self.scopes.push(Scope { frame: true, names });
+                        self.scopes.push(Scope::names(true, names));
                         (label, value)
                     });
                     clauses.push(Clause::Try { binding });
@@ -483,6 +542,8 @@ impl Compiler<'_> {
                     Binding::Let(label, name) => Expr::LetRef { up, label, name },
                     Binding::Value => Expr::ValueRef { up },
                     Binding::LabelAlias => Expr::LabelRef { up },
+                    Binding::Name(label) => Expr::Str(Rc::from(self.prog.labels.name(label))),
+                    Binding::Block => Expr::ValueRef { up: up + 1 },
                     Binding::Import(id) => Expr::Import(id),
                 };
                 return self.prog.add(e, span);
@@ -500,12 +561,31 @@ impl Compiler<'_> {
                 let e = Expr::Builtin(Builtin::CloseAll(self.explicit_open));
                 return self.prog.add(e, span);
             }
+            "self" | "__self" if self.aliasv2 => return self.self_ref(span),
             _ => {}
         }
         if let Some(e) = predeclared(name) {
             return self.prog.add(e, span);
         }
         self.err(span, format!("reference \"{name}\" not found"))
+    }
+
+    /// `self` (the `aliasv2` experiment): the innermost enclosing block, a struct literal (or
+    /// the file) or a list literal.
+    fn self_ref(&mut self, span: Span) -> ExprId {
+        let mut up = 0u32;
+        for scope in self.scopes.iter().rev() {
+            match scope.block {
+                // The block's own frame is `up` frames out; `ValueRef { up: n }` names frame n-1.
+                Block::Struct => return self.prog.add(Expr::ValueRef { up: up + 1 }, span),
+                Block::List => return self.prog.add(Expr::ListSelf, span),
+                Block::None => {}
+            }
+            if scope.frame {
+                up += 1;
+            }
+        }
+        self.err(span, "reference \"self\" not found")
     }
 
     fn expr(&mut self, e: &ast::Expr) -> ExprId {
@@ -524,6 +604,11 @@ impl Compiler<'_> {
                 self.prog.add(Expr::Struct(id), span)
             }
             ast::Expr::List(l) => {
+                self.scopes.push(Scope {
+                    frame: false,
+                    names: HashMap::default(),
+                    block: Block::List,
+                });
                 let mut elems = Vec::new();
                 let mut ellipsis = None;
                 for el in &l.elems {
@@ -545,6 +630,7 @@ impl Compiler<'_> {
                         }
                     }
                 }
+                self.scopes.pop();
                 self.prog.add(Expr::List(ListLit { elems, ellipsis }), span)
             }
             ast::Expr::Paren { expr, .. } => self.expr(expr),
@@ -804,4 +890,22 @@ fn predeclared(name: &str) -> Option<Expr> {
         "error" => Expr::Builtin(Builtin::Error),
         _ => return None,
     })
+}
+
+/// The names a postfix alias binds inside the value of a pattern constraint or dynamic field:
+/// `~X` the field itself, `~(K,V)` also its label.
+fn postfix_value_aliases(f: &ast::Field, names: &mut HashMap<Rc<str>, Binding>) {
+    let Some(pa) = &f.postfix_alias else { return };
+    let (k, v) = match &pa.second {
+        None => (None, &pa.first),
+        Some(second) => (Some(&pa.first), second),
+    };
+    if &*v.name != "_" {
+        names.insert(Rc::from(&*v.name), Binding::Value);
+    }
+    if let Some(k) = k
+        && &*k.name != "_"
+    {
+        names.insert(Rc::from(&*k.name), Binding::LabelAlias);
+    }
 }

@@ -129,6 +129,10 @@ impl Runtime {
                 }
                 Ok(Resolved::Vertex(frame_up(env, up - 1, span)?.vertex))
             }
+            Expr::ListSelf => match self.v(cur).parent {
+                Some(p) => Ok(Resolved::Vertex(p)),
+                None => Ok(Resolved::Vertex(cur)),
+            },
             Expr::LabelRef { up } => {
                 let l = env_up(env, *up).and_then(|f| f.dyn_label);
                 match l {
@@ -717,6 +721,7 @@ impl Runtime {
             Expr::FieldRef { .. }
             | Expr::LetRef { .. }
             | Expr::ValueRef { .. }
+            | Expr::ListSelf
             | Expr::LabelRef { .. }
             | Expr::Import(_)
             | Expr::Selector(..)

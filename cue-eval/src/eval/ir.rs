@@ -74,6 +74,9 @@ pub enum Expr {
     ValueRef {
         up: u32,
     },
+    /// `self` directly inside a list literal (the `aliasv2` experiment): the list the element
+    /// being evaluated belongs to.
+    ListSelf,
     /// A `let` or comprehension binding in scope `up` levels out.
     LetRef {
         up: u32,

@@ -40,6 +40,9 @@ pub(crate) struct NodeState {
     any_cycle: bool,
     /// Cyclic references held back until a non-cyclic conjunct brings structure.
     cyclic_refs: Vec<(VId, Conjunct, Span)>,
+    /// A struct literal made only of comprehensions was added (`{if c {1}}`): the node is a
+    /// struct unless what they yield makes it a scalar or a list, decided once they have run.
+    weak_struct: Option<Span>,
 }
 
 /// The result of resolving a reference.
@@ -142,6 +145,12 @@ impl Runtime {
         self.run_tasks(v, &mut st);
         if !st.postponed.is_empty() {
             self.retry_postponed(v, &mut st);
+        }
+        if let Some(span) = st.weak_struct.take() {
+            let vx = self.v(v);
+            if vx.scalar.is_none() && !vx.is_list {
+                self.add_kind(v, Kind::STRUCT, span, "struct");
+            }
         }
         if Self::only_cyclic(&st) {
             // CUE reports a structural cycle without positions, and drops the node's fields.
@@ -395,6 +404,7 @@ impl Runtime {
                     Expr::FieldRef { .. }
                     | Expr::LetRef { .. }
                     | Expr::ValueRef { .. }
+                    | Expr::ListSelf
                     | Expr::Selector(..)
                     | Expr::Index(..)
                     | Expr::Import(_) => match self.resolve(c.env.as_ref(), id, v) {
@@ -693,7 +703,16 @@ impl Runtime {
             frame: Rc::as_ptr(&frame) as usize,
         });
         let _ = span;
-        if !lit.has_embed || lit.has_regular {
+        if !lit.has_regular
+            && !lit.has_embed
+            && lit
+                .decls
+                .iter()
+                .any(|d| matches!(d, ir::Decl::Comprehension(_)))
+        {
+            // Comprehensions embed what they yield: `{if c {1}}` is 1.
+            st.weak_struct.get_or_insert(span);
+        } else if !lit.has_embed || lit.has_regular {
             self.add_kind(v, Kind::STRUCT, span, "struct");
         }
         let child_ci = CloseInfo {

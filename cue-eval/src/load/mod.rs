@@ -403,7 +403,10 @@ impl<'a> Loader<'a> {
         let mut dirs = Vec::new();
         for a in args {
             let lower = a.to_ascii_lowercase();
-            if lower.ends_with(".cue") {
+            if lower.ends_with("_test.cue") {
+                // As `cue`: test files stay out of a build even when named on the command line.
+                continue;
+            } else if lower.ends_with(".cue") {
                 cue_files.push(a.clone());
             } else if lower.ends_with(".json")
                 || lower.ends_with(".yaml")
