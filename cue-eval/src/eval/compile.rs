@@ -535,21 +535,29 @@ impl Compiler<'_> {
         let name = &*ident.name;
         let span = ident.span;
         let mut up = 0u32;
+        // List literals passed since the last frame (see `Expr::ValueRef`).
+        let mut lists = 0u32;
         for scope in self.scopes.iter().rev() {
             if let Some(b) = scope.names.get(name) {
                 let e = match b.clone() {
                     Binding::Field(label) => Expr::FieldRef { up, label },
                     Binding::Let(label, name) => Expr::LetRef { up, label, name },
-                    Binding::Value => Expr::ValueRef { up },
+                    Binding::Value => Expr::ValueRef { up, lists },
                     Binding::LabelAlias => Expr::LabelRef { up },
                     Binding::Name(label) => Expr::Str(Rc::from(self.prog.labels.name(label))),
-                    Binding::Block => Expr::ValueRef { up: up + 1 },
+                    Binding::Block => Expr::ValueRef {
+                        up: up + 1,
+                        lists: 0,
+                    },
                     Binding::Import(id) => Expr::Import(id),
                 };
                 return self.prog.add(e, span);
             }
             if scope.frame {
                 up += 1;
+                lists = 0;
+            } else if scope.block == Block::List {
+                lists += 1;
             }
         }
         match name {
@@ -577,8 +585,17 @@ impl Compiler<'_> {
         for scope in self.scopes.iter().rev() {
             match scope.block {
                 // The block's own frame is `up` frames out; `ValueRef { up: n }` names frame n-1.
-                Block::Struct => return self.prog.add(Expr::ValueRef { up: up + 1 }, span),
-                Block::List => return self.prog.add(Expr::ListSelf, span),
+                Block::Struct => {
+                    let e = Expr::ValueRef {
+                        up: up + 1,
+                        lists: 0,
+                    };
+                    return self.prog.add(e, span);
+                }
+                Block::List => {
+                    let e = Expr::ValueRef { up, lists: 1 };
+                    return self.prog.add(e, span);
+                }
                 Block::None => {}
             }
             if scope.frame {

@@ -459,6 +459,12 @@ impl Runtime {
     fn constraint_eq(&self, a: &Value, b: &Value) -> bool {
         match (a, b) {
             (Value::Validator(x), Value::Validator(y)) => x.text(self) == y.text(self),
+            // `=={a: 1}`: bounds by a struct or list compare by their text.
+            (Value::Bound(o1, x), Value::Bound(o2, y))
+                if matches!(**x, Value::Vertex(_)) && matches!(**y, Value::Vertex(_)) =>
+            {
+                o1 == o2 && self.value_text(x) == self.value_text(y)
+            }
             _ => expr::value_eq_shallow(a, b),
         }
     }

@@ -123,16 +123,20 @@ impl Runtime {
                     )),
                 }
             }
-            Expr::ValueRef { up } => {
-                if *up == 0 {
-                    return Ok(Resolved::Vertex(cur));
+            Expr::ValueRef { up, lists } => {
+                let mut w = if *up == 0 {
+                    cur
+                } else {
+                    frame_up(env, up - 1, span)?.vertex
+                };
+                for _ in 0..*lists {
+                    match self.v(w).parent {
+                        Some(p) => w = p,
+                        None => break,
+                    }
                 }
-                Ok(Resolved::Vertex(frame_up(env, up - 1, span)?.vertex))
+                Ok(Resolved::Vertex(w))
             }
-            Expr::ListSelf => match self.v(cur).parent {
-                Some(p) => Ok(Resolved::Vertex(p)),
-                None => Ok(Resolved::Vertex(cur)),
-            },
             Expr::LabelRef { up } => {
                 let l = env_up(env, *up).and_then(|f| f.dyn_label);
                 match l {
@@ -694,6 +698,14 @@ impl Runtime {
                         }
                         Value::Bound(*op, Rc::new(v))
                     }
+                    // `==[1, 2]`, `!={a: 1}` (structcmp): a struct or list that is concrete
+                    // throughout, compared as data once the constrained value is final.
+                    Ok(Value::Vertex(w))
+                        if matches!(op, UnaryOp::Eq | UnaryOp::Ne)
+                            && self.first_non_concrete(w).is_none() =>
+                    {
+                        Value::Bound(*op, Rc::new(Value::Vertex(self.deref(w))))
+                    }
                     Ok(_) => Value::Bottom(Bottom::with_span(
                         ErrCode::Incomplete,
                         format!(
@@ -721,7 +733,6 @@ impl Runtime {
             Expr::FieldRef { .. }
             | Expr::LetRef { .. }
             | Expr::ValueRef { .. }
-            | Expr::ListSelf
             | Expr::LabelRef { .. }
             | Expr::Import(_)
             | Expr::Selector(..)
@@ -1263,7 +1274,7 @@ impl Runtime {
 
     /// The first regular field or element below `w` (its path relative to `w`, and its value's
     /// text) that is not concrete.
-    fn first_non_concrete(&mut self, w: VId) -> Option<(String, String)> {
+    pub(super) fn first_non_concrete(&mut self, w: VId) -> Option<(String, String)> {
         self.finalize(w, false);
         let w = self.default_of(w);
         let arcs = self.v(w).arcs.clone();

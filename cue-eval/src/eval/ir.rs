@@ -71,12 +71,12 @@ pub enum Expr {
         up: u32,
     },
     /// `X` in `a: X=v`: the vertex of the field itself (0 = the node the expression is part of).
+    /// `lists`: list literals between the reference and the alias (or the innermost frame it
+    /// passes): the element's list is `lists` parents up (`X=[1, X[0]]`, `[1, self[0]]`).
     ValueRef {
         up: u32,
+        lists: u32,
     },
-    /// `self` directly inside a list literal (the `aliasv2` experiment): the list the element
-    /// being evaluated belongs to.
-    ListSelf,
     /// A `let` or comprehension binding in scope `up` levels out.
     LetRef {
         up: u32,

@@ -404,7 +404,6 @@ impl Runtime {
                     Expr::FieldRef { .. }
                     | Expr::LetRef { .. }
                     | Expr::ValueRef { .. }
-                    | Expr::ListSelf
                     | Expr::Selector(..)
                     | Expr::Index(..)
                     | Expr::Import(_) => match self.resolve(c.env.as_ref(), id, v) {
@@ -1965,6 +1964,16 @@ impl Runtime {
         let spans = vx.cons_spans.clone();
         let mut passed = Vec::new();
         for (i, c) in cons.iter().enumerate() {
+            if let Value::Bound(op @ (UnaryOp::Eq | UnaryOp::Ne), b) = c
+                && let Value::Vertex(w) = **b
+            {
+                match self.check_composite_bound(d, *op, w, c, spans.get(i).copied()) {
+                    Ok(true) => passed.push(i),
+                    Ok(false) => {}
+                    Err(b) => return Some(b),
+                }
+                continue;
+            }
             let Value::Validator(call) = c else { continue };
             let sp = spans.get(i).copied().unwrap_or_default();
             if self.validating.contains(&sp) || self.validating.len() > 64 {
@@ -2015,6 +2024,55 @@ impl Runtime {
             }
         }
         None
+    }
+}
+
+impl Runtime {
+    /// Checks `==x` / `!=x` with a struct or list `x` against the final struct or list `d`
+    /// (structcmp): `Ok(false)` while `d` is not concrete throughout (the bound stays).
+    fn check_composite_bound(
+        &mut self,
+        d: VId,
+        op: UnaryOp,
+        w: VId,
+        c: &Value,
+        at: Option<Span>,
+    ) -> Result<bool, Rc<Bottom>> {
+        if self.first_non_concrete(d).is_some() {
+            return Ok(false);
+        }
+        let eq = self.values_equal(&Value::Vertex(d), &Value::Vertex(w));
+        if eq == (op == UnaryOp::Eq) {
+            return Ok(true);
+        }
+        let msg = format!(
+            "invalid value {} (out of bound {})",
+            self.vertex_text(d),
+            self.value_text(c)
+        );
+        let vx = self.v(d);
+        let val_at = if vx.val_span != Span::default() {
+            Some(vx.val_span)
+        } else {
+            vx.structs
+                .iter()
+                .map(|s| s.pos)
+                .find(|p| *p != Span::default())
+        };
+        let spans = at
+            .into_iter()
+            .chain(val_at)
+            .filter(|sp| *sp != Span::default())
+            .collect();
+        let b = Rc::new(Bottom {
+            code: ErrCode::Eval,
+            msg,
+            spans,
+            child: false,
+            at: None,
+        });
+        self.vm(d).err = Some(b.clone());
+        Err(b)
     }
 }
 

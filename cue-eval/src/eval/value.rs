@@ -224,7 +224,15 @@ impl Value {
 /// The kinds a bound admits.
 pub fn bound_kind(op: UnaryOp, v: &Value) -> Kind {
     match op {
-        UnaryOp::Ne | UnaryOp::Eq => Kind::TOP,
+        UnaryOp::Ne => Kind::TOP,
+        // `=="foo"` admits strings only (`=="foo" & int` conflicts); `==[1]` lists only.
+        UnaryOp::Eq => match v {
+            Value::Num(..) => Kind::NUMBER,
+            Value::Str(_) => Kind::STRING,
+            Value::Bytes(_) => Kind::BYTES,
+            Value::Bool(_) => Kind::BOOL,
+            _ => Kind::TOP,
+        },
         UnaryOp::Match | UnaryOp::NotMatch => Kind::STRING,
         _ => match v {
             Value::Num(..) => Kind::NUMBER,
