@@ -486,8 +486,9 @@ impl Runtime {
             return;
         }
         if ancestor || c.ci.has_ref(w) {
-            if c.ci.optional && !self.v(v).is_disjunct {
-                // A cycle through an optional field or pattern: it stops here.
+            if c.ci.optional && !self.v(v).is_disjunct && self.v(v).arc_type != ArcType::Optional {
+                // A cycle through an optional field or pattern: it stops here. An optional
+                // field itself is marked cyclic instead, as CUE does (`tail?: _|_` in eval).
                 return;
             }
             // As CUE does: the conjunct is marked cyclic. It goes on while other conjuncts of
