@@ -486,9 +486,15 @@ impl Runtime {
             return;
         }
         if ancestor || c.ci.has_ref(w) {
-            if c.ci.optional && !self.v(v).is_disjunct && self.v(v).arc_type != ArcType::Optional {
-                // A cycle through an optional field or pattern: it stops here. An optional
-                // field itself is marked cyclic instead, as CUE does (`tail?: _|_` in eval).
+            if !ancestor
+                && c.ci.optional
+                && !self.v(v).is_disjunct
+                && self.v(v).arc_type != ArcType::Optional
+            {
+                // A repeated reference through an optional field or pattern: it stops here.
+                // An optional field itself is marked cyclic instead, as CUE does (`tail?: _|_`
+                // in eval), and so is a reference to an ancestor (CUE's `markCyclic`): a
+                // pattern that reaches its own struct again fails once the fields run out.
                 return;
             }
             // As CUE does: the conjunct is marked cyclic. It goes on while other conjuncts of
