@@ -74,6 +74,10 @@ pub struct CloseInfo {
     /// The conjunct, or one it came from, followed a reference that closed a structural cycle
     /// (CUE's `IsCyclic`): it counts as no evidence that its node is finite.
     pub cyclic: bool,
+    /// An optional conjunct (below an optional field, pattern or disjunction) that already met
+    /// one repeated reference (CUE's `MaybeCyclic`): its chain was cleared so that it may go one
+    /// more round; it no longer counts as a non-cyclic conjunct of its node.
+    pub maybe_cyclic: bool,
     /// The conjunct is within a definition (required fields are not enforced there).
     pub in_def: bool,
     /// The conjunct is an operand of `&` (for the field order of export).

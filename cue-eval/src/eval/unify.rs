@@ -43,6 +43,11 @@ pub(crate) struct NodeState {
     /// A struct literal made only of comprehensions was added (`{if c {1}}`): the node is a
     /// struct unless what they yield makes it a scalar or a list, decided once they have run.
     weak_struct: Option<Span>,
+    /// Optional references met before the node's own conjuncts were all added, whose cycle
+    /// check depends on whether the node has a non-cyclic conjunct.
+    optional_refs: Vec<(VId, Conjunct, Span)>,
+    /// The node's own conjuncts have all been added.
+    conjuncts_done: bool,
 }
 
 /// The result of resolving a reference.
@@ -141,6 +146,10 @@ impl Runtime {
         let mut st = NodeState::default();
         for c in conjs {
             self.add_conjunct(v, &mut st, c);
+        }
+        st.conjuncts_done = true;
+        for (w, c, span) in std::mem::take(&mut st.optional_refs) {
+            self.add_ref(v, &mut st, w, &c, span);
         }
         self.run_tasks(v, &mut st);
         if !st.postponed.is_empty() {
@@ -348,7 +357,7 @@ impl Runtime {
     }
 
     fn add_conjunct_inner(&mut self, v: VId, st: &mut NodeState, c: Conjunct) {
-        if !c.ci.cyclic {
+        if !c.ci.cyclic && !c.ci.maybe_cyclic {
             st.has_non_cyclic = true;
         }
         match &c.x {
@@ -453,9 +462,48 @@ impl Runtime {
             return;
         }
         let ancestor = self.is_ancestor(w, v);
+        if !ancestor
+            && !st.conjuncts_done
+            && !st.has_non_cyclic
+            && (c.ci.maybe_cyclic || (c.ci.optional && !c.ci.cyclic && c.ci.has_ref(w)))
+        {
+            // Whether this optional conjunct may go on depends on the node's other conjuncts:
+            // CUE resolves references after the node's struct literals, so it waits for them.
+            st.optional_refs.push((w, c.clone(), span));
+            return;
+        }
+        if !ancestor && c.ci.maybe_cyclic && st.has_non_cyclic {
+            // As CUE does: an optional conjunct on its extra round is not checked while the
+            // node has other non-cyclic conjuncts.
+            self.add_ref_conjuncts(v, st, w, c, span, false);
+            return;
+        }
+        if !ancestor
+            && c.ci.optional
+            && !c.ci.maybe_cyclic
+            && !c.ci.cyclic
+            && st.has_non_cyclic
+            && c.ci.has_ref(w)
+        {
+            // An optional conjunct meeting a repeated reference while the node has non-cyclic
+            // conjuncts goes one more round with a fresh chain (CUE's `MaybeCyclic`): a pattern
+            // applied to a cyclic value is expanded one level deeper.
+            let mut c2 = c.clone();
+            c2.ci.maybe_cyclic = true;
+            c2.ci.refs = None;
+            self.add_ref_conjuncts(v, st, w, &c2, span, false);
+            return;
+        }
         if ancestor || c.ci.has_ref(w) {
-            if c.ci.optional && !self.v(v).is_disjunct {
-                // A cycle through an optional field or pattern: it stops here.
+            if !ancestor
+                && c.ci.optional
+                && !self.v(v).is_disjunct
+                && self.v(v).arc_type != ArcType::Optional
+            {
+                // A repeated reference through an optional field or pattern: it stops here.
+                // An optional field itself is marked cyclic instead, as CUE does (`tail?: _|_`
+                // in eval), and so is a reference to an ancestor (CUE's `markCyclic`): a
+                // pattern that reaches its own struct again fails once the fields run out.
                 return;
             }
             // As CUE does: the conjunct is marked cyclic. It goes on while other conjuncts of
@@ -616,6 +664,7 @@ impl Runtime {
                 optional: c.ci.optional || wc.ci.optional,
                 refs: refs.clone(),
                 cyclic: c.ci.cyclic,
+                maybe_cyclic: c.ci.maybe_cyclic,
                 in_def: wc.ci.in_def,
                 explicit: wc.ci.explicit,
                 ref_span,
@@ -720,6 +769,7 @@ impl Runtime {
             optional: ci.optional,
             refs: ci.refs.clone(),
             cyclic: ci.cyclic,
+            maybe_cyclic: ci.maybe_cyclic,
             in_def: ci.in_def,
             explicit: false,
             ref_span: ci.ref_span,
@@ -1204,6 +1254,7 @@ impl Runtime {
             optional: c.ci.optional,
             refs: c.ci.refs.clone(),
             cyclic: c.ci.cyclic,
+            maybe_cyclic: c.ci.maybe_cyclic,
             in_def: c.ci.in_def,
             explicit: false,
             ref_span: c.ci.ref_span,
