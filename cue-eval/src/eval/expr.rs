@@ -181,6 +181,7 @@ impl Runtime {
                         spans: vec![span, ispan],
                         child: false,
                         at: None,
+                        subs: Vec::new(),
                     })
                 };
                 let w = match base {
@@ -305,6 +306,7 @@ impl Runtime {
                     spans: vec![self.prog.span(x)],
                     child: false,
                     at: None,
+                    subs: Vec::new(),
                 }))
             }
             Ok(Resolved::Vertex(a)) if self.v(a).arc_type == ArcType::Required => {
@@ -1024,6 +1026,7 @@ impl Runtime {
                     spans,
                     child: false,
                     at: None,
+                    subs: Vec::new(),
                 }));
             }
         }

@@ -125,6 +125,7 @@ impl Runtime {
                     spans,
                     child: false,
                     at: None,
+                    subs: Vec::new(),
                 }),
             );
         }
@@ -268,6 +269,7 @@ impl Runtime {
             spans,
             child: false,
             at: None,
+            subs: Vec::new(),
         });
         self.set_err(v, b);
     }
@@ -1739,6 +1741,7 @@ impl Runtime {
                 spans,
                 child: false,
                 at: None,
+                subs: Vec::new(),
             });
             self.set_err(v, b);
         }
@@ -1787,6 +1790,7 @@ impl Runtime {
                     spans,
                     child: false,
                     at: Some(a),
+                    subs: Vec::new(),
                 });
                 let ax = self.vm(a);
                 ax.err = Some(b);

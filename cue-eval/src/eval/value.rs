@@ -116,6 +116,9 @@ pub struct Bottom {
     pub child: bool,
     /// The vertex the error was found at (for its path), if known.
     pub at: Option<VId>,
+    /// The errors this one gathers, as CUE's error list after its header: the failed
+    /// disjuncts of an "N errors in empty disjunction" error. Empty for a single error.
+    pub subs: Vec<Rc<Bottom>>,
 }
 
 impl Bottom {
@@ -126,6 +129,7 @@ impl Bottom {
             spans: Vec::new(),
             child: false,
             at: None,
+            subs: Vec::new(),
         })
     }
     pub fn with_span(code: ErrCode, msg: impl Into<String>, span: Span) -> Rc<Bottom> {
@@ -139,6 +143,7 @@ impl Bottom {
             },
             child: false,
             at: None,
+            subs: Vec::new(),
         })
     }
     pub fn incomplete(msg: impl Into<String>) -> Rc<Bottom> {
