@@ -110,3 +110,28 @@ fn empty_disjunction_lists_its_disjuncts_errors() {
         .expect("b is an error");
     assert!(e.subs.len() >= 2, "{:?}", e.subs);
 }
+
+/// Both operands of an operation non-concrete: one error per operand, as one list.
+#[test]
+fn non_concrete_operands_are_each_an_error() {
+    let src = "s: string\ne: s + s\nf: s + 1\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    assert!(inst.export().is_err());
+    let v = inst.lookup(&["e"]).unwrap();
+    let e = inst
+        .rt
+        .v(inst.rt.deref(v))
+        .err
+        .clone()
+        .expect("e is an error");
+    assert!(e.msg.starts_with("non-concrete value string"), "{}", e.msg);
+    assert_eq!(e.subs.len(), 1);
+    let v = inst.lookup(&["f"]).unwrap();
+    let e = inst
+        .rt
+        .v(inst.rt.deref(v))
+        .err
+        .clone()
+        .expect("f is an error");
+    assert!(e.subs.is_empty());
+}

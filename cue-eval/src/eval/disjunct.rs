@@ -518,7 +518,6 @@ fn flatten_errors(errors: Vec<Rc<Bottom>>) -> Vec<Rc<Bottom>> {
             let subs = e.subs.clone();
             push(Rc::new(Bottom {
                 subs: Vec::new(),
-                spans: Vec::new(),
                 ..(*e).clone()
             }));
             for s in subs {

@@ -1008,7 +1008,9 @@ impl Runtime {
         // An operand that evaluates to a non-concrete value (not one written as a type or bound
         // right there, which `binary_values` reports): incomplete, at the operation and at where
         // that value was written.
+        // Both operands non-concrete: one error each, as a list (CUE's `s + s` reports two).
         let concrete = |v: &Value| v.is_concrete_scalar() || matches!(v, Value::Vertex(_));
+        let mut operand_errs: Vec<Rc<Bottom>> = Vec::new();
         for (x, v) in [(a, &l), (b, &r)] {
             if !concrete(v) && !self.is_type_literal(x) {
                 let mut spans = vec![span];
@@ -1016,7 +1018,7 @@ impl Runtime {
                 if sp != Span::default() && sp.start != span.start {
                     spans.push(sp);
                 }
-                return Value::Bottom(Rc::new(Bottom {
+                operand_errs.push(Rc::new(Bottom {
                     code: ErrCode::Incomplete,
                     msg: format!(
                         "non-concrete value {} in operand to {}",
@@ -1029,6 +1031,13 @@ impl Runtime {
                     subs: Vec::new(),
                 }));
             }
+        }
+        if let Some(first) = operand_errs.first() {
+            let rest = operand_errs[1..].to_vec();
+            return Value::Bottom(Rc::new(Bottom {
+                subs: rest,
+                ..(**first).clone()
+            }));
         }
         // Lists and structs compare only when concrete throughout.
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {

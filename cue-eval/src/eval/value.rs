@@ -116,8 +116,9 @@ pub struct Bottom {
     pub child: bool,
     /// The vertex the error was found at (for its path), if known.
     pub at: Option<VId>,
-    /// The errors this one gathers, as CUE's error list after its header: the failed
-    /// disjuncts of an "N errors in empty disjunction" error. Empty for a single error.
+    /// The errors after this one in CUE's error list: the failed disjuncts of an "N errors in
+    /// empty disjunction" header, or the further errors of a list whose first error this is
+    /// (both operands of `s + s`). Empty for a single error.
     pub subs: Vec<Rc<Bottom>>,
 }
 
