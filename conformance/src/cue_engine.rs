@@ -251,9 +251,14 @@ impl CueEval {
             Some(a) => inst.rt.path(a),
             None => inst.rt.path(v),
         };
+        // The header of an empty disjunction's list has no position of its own in CUE (its
+        // disjuncts' errors carry them); the evaluator keeps them all on the header for the
+        // text it prints.
+        let header = !e.subs.is_empty() && e.msg.contains("errors in empty disjunction");
         let positions = e
             .spans
             .iter()
+            .filter(|_| !header)
             .filter_map(|s| {
                 let f = inst.files.get(s.file.0 as usize)?;
                 let (l, c) = f.line_col(s.start as usize);
