@@ -284,9 +284,12 @@ impl CueEval {
     /// One entry of an error list after its header: a failed disjunct's error, at its own
     /// vertex's path when known, else at the header's.
     fn sub_entry(inst: &Instance, e: &cue_eval::eval::value::Bottom, path: &str) -> ErrEntry {
+        // A nested empty disjunction's header has no position either (see `err_info`).
+        let header = e.msg.contains("errors in empty disjunction");
         let positions = e
             .spans
             .iter()
+            .filter(|_| !header)
             .filter_map(|s| {
                 let f = inst.files.get(s.file.0 as usize)?;
                 let (l, c) = f.line_col(s.start as usize);
