@@ -251,9 +251,14 @@ impl CueEval {
             Some(a) => inst.rt.path(a),
             None => inst.rt.path(v),
         };
+        // The header of an empty disjunction's list has no position of its own in CUE (its
+        // disjuncts' errors carry them); the evaluator keeps them all on the header for the
+        // text it prints.
+        let header = !e.subs.is_empty() && e.msg.contains("errors in empty disjunction");
         let positions = e
             .spans
             .iter()
+            .filter(|_| !header)
             .filter_map(|s| {
                 let f = inst.files.get(s.file.0 as usize)?;
                 let (l, c) = f.line_col(s.start as usize);
@@ -261,15 +266,43 @@ impl CueEval {
             })
             .collect();
         let ee = EvalError {
-            path,
+            path: path.clone(),
             code: e.code,
             msg: e.msg.clone(),
             positions,
         };
+        let mut errors = vec![entry(&ee)];
+        for s in &e.subs {
+            errors.push(Self::sub_entry(inst, s, &path));
+        }
         Some(ErrInfo {
             code: code(e.code),
-            errors: vec![entry(&ee)],
+            errors,
         })
+    }
+
+    /// One entry of an error list after its header: a failed disjunct's error, at its own
+    /// vertex's path when known, else at the header's.
+    fn sub_entry(inst: &Instance, e: &cue_eval::eval::value::Bottom, path: &str) -> ErrEntry {
+        // A nested empty disjunction's header has no position either (see `err_info`).
+        let header = e.msg.contains("errors in empty disjunction");
+        let positions = e
+            .spans
+            .iter()
+            .filter(|_| !header)
+            .filter_map(|s| {
+                let f = inst.files.get(s.file.0 as usize)?;
+                let (l, c) = f.line_col(s.start as usize);
+                Some((f.name.clone(), l, c))
+            })
+            .collect();
+        let ee = EvalError {
+            path: e.at.map_or_else(|| path.to_owned(), |a| inst.rt.path(a)),
+            code: e.code,
+            msg: e.msg.clone(),
+            positions,
+        };
+        entry(&ee)
     }
 }
 

@@ -78,3 +78,60 @@ fn field_errors_make_their_structs_errors() {
         "incomplete stays below"
     );
 }
+
+/// An empty disjunction keeps the error of each failed disjunct as a sub-error (CUE's error
+/// list after the "N errors in empty disjunction" header); a nested empty disjunction is
+/// spliced in after its own header.
+#[test]
+fn empty_disjunction_lists_its_disjuncts_errors() {
+    let src = "a: 8000.9\na: 7080 | int\nb: 3\nb: (1 | 2) | \"s\"\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    assert!(inst.export().is_err());
+    let v = inst.lookup(&["a"]).unwrap();
+    let e = inst
+        .rt
+        .v(inst.rt.deref(v))
+        .err
+        .clone()
+        .expect("a is an error");
+    assert!(
+        e.msg.starts_with("2 errors in empty disjunction"),
+        "{}",
+        e.msg
+    );
+    assert_eq!(e.subs.len(), 2);
+    assert!(e.subs.iter().all(|s| s.msg.contains("conflicting values")));
+    let v = inst.lookup(&["b"]).unwrap();
+    let e = inst
+        .rt
+        .v(inst.rt.deref(v))
+        .err
+        .clone()
+        .expect("b is an error");
+    assert!(e.subs.len() >= 2, "{:?}", e.subs);
+}
+
+/// Both operands of an operation non-concrete: one error per operand, as one list.
+#[test]
+fn non_concrete_operands_are_each_an_error() {
+    let src = "s: string\ne: s + s\nf: s + 1\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    assert!(inst.export().is_err());
+    let v = inst.lookup(&["e"]).unwrap();
+    let e = inst
+        .rt
+        .v(inst.rt.deref(v))
+        .err
+        .clone()
+        .expect("e is an error");
+    assert!(e.msg.starts_with("non-concrete value string"), "{}", e.msg);
+    assert_eq!(e.subs.len(), 1);
+    let v = inst.lookup(&["f"]).unwrap();
+    let e = inst
+        .rt
+        .v(inst.rt.deref(v))
+        .err
+        .clone()
+        .expect("f is an error");
+    assert!(e.subs.is_empty());
+}

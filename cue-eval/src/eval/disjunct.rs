@@ -475,6 +475,7 @@ fn disjunction_error(errors: Vec<Rc<Bottom>>) -> Rc<Bottom> {
     if let Some(u) = errors.iter().find(|e| e.code == ErrCode::User) {
         return u.clone();
     }
+    let errors = flatten_errors(errors);
     match errors.len() {
         0 => Bottom::eval("empty disjunction"),
         1 => errors[0].clone(),
@@ -499,7 +500,36 @@ fn disjunction_error(errors: Vec<Rc<Bottom>>) -> Rc<Bottom> {
                 spans,
                 child: false,
                 at: None,
+                subs: errors,
             })
         }
     }
+}
+
+/// The errors of failed disjuncts as one list, as CUE's `errors.Append` then `Sanitize` make
+/// it: a disjunct's own list (a nested empty disjunction) is spliced in after its header, and
+/// an error equal to one already listed (message and positions) is dropped.
+fn flatten_errors(errors: Vec<Rc<Bottom>>) -> Vec<Rc<Bottom>> {
+    let mut flat: Vec<Rc<Bottom>> = Vec::new();
+    let mut push = |e: Rc<Bottom>| {
+        let dup = flat.iter().any(|f| f.msg == e.msg && f.spans == e.spans);
+        if !dup {
+            flat.push(e);
+        }
+    };
+    for e in errors {
+        if e.subs.is_empty() {
+            push(e);
+        } else {
+            let subs = e.subs.clone();
+            push(Rc::new(Bottom {
+                subs: Vec::new(),
+                ..(*e).clone()
+            }));
+            for s in subs {
+                push(s);
+            }
+        }
+    }
+    flat
 }

@@ -40,6 +40,7 @@ impl Runtime {
                                 spans: e.spans,
                                 child: false,
                                 at: None,
+                                subs: Vec::new(),
                             }),
                             None => Bottom::incomplete("incomplete value"),
                         })

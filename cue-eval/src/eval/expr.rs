@@ -189,6 +189,7 @@ impl Runtime {
                         spans: vec![span, ispan],
                         child: false,
                         at: None,
+                        subs: Vec::new(),
                     })
                 };
                 let w = match base {
@@ -313,6 +314,7 @@ impl Runtime {
                     spans: vec![self.prog.span(x)],
                     child: false,
                     at: None,
+                    subs: Vec::new(),
                 }))
             }
             Ok(Resolved::Vertex(a)) if self.v(a).arc_type == ArcType::Required => {
@@ -1022,7 +1024,9 @@ impl Runtime {
         // An operand that evaluates to a non-concrete value (not one written as a type or bound
         // right there, which `binary_values` reports): incomplete, at the operation and at where
         // that value was written.
+        // Both operands non-concrete: one error each, as a list (CUE's `s + s` reports two).
         let concrete = |v: &Value| v.is_concrete_scalar() || matches!(v, Value::Vertex(_));
+        let mut operand_errs: Vec<Rc<Bottom>> = Vec::new();
         for (x, v) in [(a, &l), (b, &r)] {
             if !concrete(v) && !self.is_type_literal(x) {
                 let mut spans = vec![span];
@@ -1030,7 +1034,7 @@ impl Runtime {
                 if sp != Span::default() && sp.start != span.start {
                     spans.push(sp);
                 }
-                return Value::Bottom(Rc::new(Bottom {
+                operand_errs.push(Rc::new(Bottom {
                     code: ErrCode::Incomplete,
                     msg: format!(
                         "non-concrete value {} in operand to {}",
@@ -1040,8 +1044,16 @@ impl Runtime {
                     spans,
                     child: false,
                     at: None,
+                    subs: Vec::new(),
                 }));
             }
+        }
+        if let Some(first) = operand_errs.first() {
+            let rest = operand_errs[1..].to_vec();
+            return Value::Bottom(Rc::new(Bottom {
+                subs: rest,
+                ..(**first).clone()
+            }));
         }
         // Lists and structs compare only when concrete throughout.
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {

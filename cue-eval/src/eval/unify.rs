@@ -133,6 +133,7 @@ impl Runtime {
                     spans,
                     child: false,
                     at: None,
+                    subs: Vec::new(),
                 }),
             );
         }
@@ -286,6 +287,7 @@ impl Runtime {
             spans,
             child: false,
             at: None,
+            subs: Vec::new(),
         });
         self.set_err(v, b);
     }
@@ -1808,6 +1810,7 @@ impl Runtime {
                 spans,
                 child: false,
                 at: None,
+                subs: Vec::new(),
             });
             self.set_err(v, b);
         }
@@ -1856,6 +1859,7 @@ impl Runtime {
                     spans,
                     child: false,
                     at: Some(a),
+                    subs: Vec::new(),
                 });
                 let ax = self.vm(a);
                 ax.err = Some(b);

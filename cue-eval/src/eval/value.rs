@@ -116,6 +116,10 @@ pub struct Bottom {
     pub child: bool,
     /// The vertex the error was found at (for its path), if known.
     pub at: Option<VId>,
+    /// The errors after this one in CUE's error list: the failed disjuncts of an "N errors in
+    /// empty disjunction" header, or the further errors of a list whose first error this is
+    /// (both operands of `s + s`). Empty for a single error.
+    pub subs: Vec<Rc<Bottom>>,
 }
 
 impl Bottom {
@@ -126,6 +130,7 @@ impl Bottom {
             spans: Vec::new(),
             child: false,
             at: None,
+            subs: Vec::new(),
         })
     }
     pub fn with_span(code: ErrCode, msg: impl Into<String>, span: Span) -> Rc<Bottom> {
@@ -139,6 +144,7 @@ impl Bottom {
             },
             child: false,
             at: None,
+            subs: Vec::new(),
         })
     }
     pub fn incomplete(msg: impl Into<String>) -> Rc<Bottom> {

@@ -1078,6 +1078,7 @@ impl Runtime {
                     spans: vec![span],
                     child: false,
                     at: None,
+                    subs: Vec::new(),
                 }))
             }
             Func::Core(b @ (Builtin::Div | Builtin::Mod | Builtin::Quo | Builtin::Rem)) => {
@@ -1185,6 +1186,7 @@ impl Runtime {
                                 spans,
                                 child: false,
                                 at: None,
+                                subs: Vec::new(),
                             }))
                         }
                         None => Err(Bottom::eval(head)),
@@ -1225,6 +1227,7 @@ impl Runtime {
                             spans: b.spans.clone(),
                             child: false,
                             at: None,
+                            subs: Vec::new(),
                         }))
                     }
                 }
