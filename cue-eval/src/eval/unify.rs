@@ -2125,6 +2125,7 @@ impl Runtime {
             spans,
             child: false,
             at: None,
+            subs: Vec::new(),
         });
         self.vm(d).err = Some(b.clone());
         Err(b)
