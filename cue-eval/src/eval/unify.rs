@@ -21,6 +21,10 @@ pub(crate) struct NodeState {
     /// Referenced vertices already inserted (a vertex is never inserted twice into one node),
     /// with the group created for a definition's conjuncts.
     seen: Vec<(VId, Option<u32>)>,
+    /// The groups of the references through which a non-definition vertex was inserted: a
+    /// later reference from inside a closed group the earlier ones were not in inserts it
+    /// again, so that its fields are evidence for that group too.
+    seen_groups: Vec<(VId, u32)>,
     /// Conjuncts holding disjunctions, expanded last.
     pub(super) disjs: Vec<Conjunct>,
     comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
@@ -508,6 +512,7 @@ impl Runtime {
     ) {
         if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w)
             && !self.reinsert_opened(v, first, c)
+            && !self.reinsert_for_group(st, w, first, c)
         {
             // The conjuncts are there already; what they allow is allowed by this reference's
             // group too (`out: #P, out: #cfg.p` where `#cfg.p` also holds `#P`).
@@ -576,6 +581,9 @@ impl Runtime {
             None
         };
         st.seen.push((w, def_group));
+        if def_group.is_none() {
+            st.seen_groups.push((w, c.ci.group));
+        }
         let ref_span = if c.ci.ref_span != Span::default() {
             c.ci.ref_span
         } else {
@@ -623,6 +631,18 @@ impl Runtime {
                 },
             );
         }
+    }
+
+    /// Whether a non-definition vertex `w` already inserted at this node must be inserted again
+    /// for reference `c`: `c` lies in a closed group that none of the earlier references to
+    /// `w` lay in (`#Y: #Z & X` with `#Z: {X}`: the `X` embedded in `#Z` is evidence for `#Z`).
+    fn reinsert_for_group(&self, st: &NodeState, w: VId, first: Option<u32>, c: &Conjunct) -> bool {
+        if first.is_some() || c.ci.group == 0 || !self.group_closed(c.ci.group) {
+            return false;
+        }
+        !st.seen_groups
+            .iter()
+            .any(|&(x, g)| x == w && self.group_within(g, c.ci.group))
     }
 
     pub(super) fn is_ancestor(&self, a: VId, mut v: VId) -> bool {
