@@ -197,6 +197,7 @@ impl Runtime {
     fn run_tasks(&mut self, v: VId, st: &mut NodeState) {
         loop {
             if let Some(c) = st.embeds.pop_front() {
+                let c = self.embed_and_scope(v, c);
                 self.add_conjunct(v, st, c);
                 continue;
             }
@@ -1770,11 +1771,19 @@ impl Runtime {
         if self.v(v).closed_groups.is_empty() {
             return;
         }
-        // A definition embedded at the top level of a file does not close the package root.
-        if self.v(v).parent.is_none() && !self.v(v).anonymous {
-            return;
+        // A definition embedded at the top level of a file does not close the package root,
+        // except for the other operands of an embedded conjunction (`_h & #schema`).
+        let root = self.v(v).parent.is_none() && !self.v(v).anonymous;
+        let mut reqs = self.v(v).closed_groups.clone();
+        if root {
+            reqs.retain(|&r| {
+                let rg = &self.groups[r as usize];
+                rg.embedded && self.is_embed_and(rg.parent)
+            });
+            if reqs.is_empty() {
+                return;
+            }
         }
-        let reqs = self.v(v).closed_groups.clone();
         let opens = self.v(v).open_groups.clone();
         // Requirements lifted by a `...` in a literal inside them.
         let reqs: Vec<u32> = reqs
@@ -1818,10 +1827,27 @@ impl Runtime {
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
         let rg = &self.groups[r as usize];
         let relax = if rg.embedded { Some(rg.parent) } else { None };
+        // A definition in an embedded conjunction (`{#A & {b: 1}}`) accepts the fields of the
+        // literal around the embedding, not those of the conjunction's other operands.
+        let scope = relax.filter(|&p| self.is_embed_and(p));
+        let relax = match scope {
+            // At the package root, every file's fields are the enclosing literal's.
+            Some(p) if self.is_package_root(self.groups[p as usize].origin) => Some(0),
+            Some(p) => Some(self.groups[p as usize].parent),
+            None => relax,
+        };
         self.v(a).conjuncts.iter().any(|c| {
             self.group_within(c.ci.group, r)
-                || relax.is_some_and(|p| self.group_within(c.ci.group, p))
+                || relax.is_some_and(|p| {
+                    (p == 0 || self.group_within(c.ci.group, p))
+                        && !scope.is_some_and(|e| self.group_within(c.ci.group, e))
+                })
         }) || self.allowed_by_embed_scope(a, r)
+    }
+
+    /// Whether `v` is the root of the package (not an anonymous vertex).
+    fn is_package_root(&self, v: VId) -> bool {
+        self.v(v).parent.is_none() && !self.v(v).anonymous
     }
 
     /// Whether `g` or a group it lies in is closed.
