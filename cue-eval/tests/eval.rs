@@ -135,3 +135,14 @@ fn non_concrete_operands_are_each_an_error() {
         .expect("f is an error");
     assert!(e.subs.is_empty());
 }
+
+/// A definition that embeds a plain struct and is unified with that same struct again keeps the
+/// embedded fields allowed in the definition itself (`cue eval` shows no error there).
+#[test]
+fn definition_embedding_a_struct_it_is_unified_with() {
+    let src = "Base: name: string\n#Full: #Wrap & Base\n#Wrap: {\n\tBase\n\tsize?: int\n}\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    let text = cue_eval::eval::print::eval_text(&mut inst);
+    assert!(!text.contains("_|_"), "{text}");
+    assert!(text.contains("#Full: {\n    name: string"), "{text}");
+}

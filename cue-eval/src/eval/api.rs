@@ -338,7 +338,12 @@ impl Instance {
             });
         }
         match d {
-            Some(d) if errs.is_empty() => Ok(d),
+            Some(d) if errs.is_empty() => {
+                // A field a definition does not allow fails the export, in definitions and hidden
+                // fields too.
+                let errs = crate::eval::print::closedness_errors_in_definitions(self);
+                if errs.is_empty() { Ok(d) } else { Err(errs) }
+            }
             _ => Err(self.convert(errs)),
         }
     }

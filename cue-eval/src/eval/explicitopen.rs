@@ -19,6 +19,9 @@ pub enum GroupMark {
     /// A non-definition value embedded in a file without the experiment: what it closes
     /// accepts the fields of the enclosing literal.
     Embed,
+    /// An embedded conjunction (`{#A & {b: 1}}`): a definition in it accepts the fields of the
+    /// enclosing literal but not those of the conjunction's other operands.
+    EmbedAnd,
 }
 
 impl Runtime {
@@ -152,7 +155,7 @@ impl Runtime {
                     match self.group_marks.get(&h) {
                         Some(GroupMark::Reclose) => return Some(Some(h)),
                         Some(GroupMark::Open) => break,
-                        Some(GroupMark::Embed) | None => {}
+                        Some(GroupMark::Embed) | Some(GroupMark::EmbedAnd) | None => {}
                     }
                     if self.groups[h as usize].closed && self.groups[h as usize].recursive {
                         break;
@@ -187,6 +190,23 @@ impl Runtime {
         let e = self.new_group(c.ci.group, false, true, false, v);
         self.group_marks.insert(e, GroupMark::Embed);
         e
+    }
+
+    /// Puts an embedded conjunction (`{#A & {b: 1}}`) in a group of its own.
+    pub(super) fn embed_and_scope(&mut self, v: VId, mut c: Conjunct) -> Conjunct {
+        let and = matches!(c.x, CExpr::Expr(id)
+            if matches!(self.prog.expr(id), Expr::Binary(crate::ast::BinaryOp::Unify, ..)));
+        if c.ci.embedded && and {
+            let e = self.new_group(c.ci.group, false, true, false, v);
+            self.group_marks.insert(e, GroupMark::EmbedAnd);
+            c.ci.group = e;
+        }
+        c
+    }
+
+    /// Whether group `g` holds an embedded conjunction.
+    pub(super) fn is_embed_and(&self, g: u32) -> bool {
+        !self.group_marks.is_empty() && self.group_marks.get(&g) == Some(&GroupMark::EmbedAnd)
     }
 
     /// Whether arc `a` is allowed by requirement `r` because `r` lies in an embedding scope

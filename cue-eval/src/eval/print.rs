@@ -244,6 +244,44 @@ fn collect_errors(
     }
 }
 
+/// The "field not allowed" errors inside the definitions and hidden fields reachable from the
+/// root through regular fields (which `cue export` reports too), once the regular fields have
+/// been exported.
+pub fn closedness_errors_in_definitions(inst: &mut Instance) -> Vec<EvalError> {
+    let root = inst.root;
+    let mut errs = Vec::new();
+    let mut stack = vec![(root, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            continue;
+        }
+        let d = inst.rt.deref(v);
+        let arcs = inst.rt.v(d).arcs.clone();
+        for a in arcs {
+            let ax = inst.rt.v(a);
+            if ax.label.is_let() || ax.arc_type == ArcType::Optional {
+                continue;
+            }
+            if ax.label.is_regular() {
+                stack.push((a, depth + 1));
+                continue;
+            }
+            inst.rt.finalize(a, true);
+            let mut found = Vec::new();
+            let opts = Options {
+                hidden: true,
+                optional: false,
+            };
+            collect_errors(&mut inst.rt, a, opts, &mut found, depth + 1);
+            errs.extend(found.into_iter().filter(|e| e.msg == "field not allowed"));
+        }
+    }
+    if errs.is_empty() {
+        return Vec::new();
+    }
+    convert(inst, errs)
+}
+
 /// Turns export errors into [`EvalError`]s with file positions, sorted and deduplicated.
 fn convert(inst: &Instance, errs: Vec<ExportError>) -> Vec<EvalError> {
     let mut out: Vec<EvalError> = errs

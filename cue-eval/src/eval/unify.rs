@@ -21,6 +21,10 @@ pub(crate) struct NodeState {
     /// Referenced vertices already inserted (a vertex is never inserted twice into one node),
     /// with the group created for a definition's conjuncts.
     seen: Vec<(VId, Option<u32>)>,
+    /// The groups of the references through which a non-definition vertex was inserted: a
+    /// later reference from inside a closed group the earlier ones were not in inserts it
+    /// again, so that its fields are evidence for that group too.
+    seen_groups: Vec<(VId, u32)>,
     /// Conjuncts holding disjunctions, expanded last.
     pub(super) disjs: Vec<Conjunct>,
     comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
@@ -212,6 +216,7 @@ impl Runtime {
     fn run_tasks(&mut self, v: VId, st: &mut NodeState) {
         loop {
             if let Some(c) = st.embeds.pop_front() {
+                let c = self.embed_and_scope(v, c);
                 self.add_conjunct(v, st, c);
                 continue;
             }
@@ -567,6 +572,7 @@ impl Runtime {
     ) {
         if let Some(&(_, first)) = st.seen.iter().find(|(x, _)| *x == w)
             && !self.reinsert_opened(v, first, c)
+            && !self.reinsert_for_group(st, w, first, c)
         {
             // The conjuncts are there already; what they allow is allowed by this reference's
             // group too (`out: #P, out: #cfg.p` where `#cfg.p` also holds `#P`).
@@ -635,6 +641,9 @@ impl Runtime {
             None
         };
         st.seen.push((w, def_group));
+        if def_group.is_none() {
+            st.seen_groups.push((w, c.ci.group));
+        }
         let ref_span = if c.ci.ref_span != Span::default() {
             c.ci.ref_span
         } else {
@@ -683,6 +692,18 @@ impl Runtime {
                 },
             );
         }
+    }
+
+    /// Whether a non-definition vertex `w` already inserted at this node must be inserted again
+    /// for reference `c`: `c` lies in a closed group that none of the earlier references to
+    /// `w` lay in (`#Y: #Z & X` with `#Z: {X}`: the `X` embedded in `#Z` is evidence for `#Z`).
+    fn reinsert_for_group(&self, st: &NodeState, w: VId, first: Option<u32>, c: &Conjunct) -> bool {
+        if first.is_some() || c.ci.group == 0 || !self.group_closed(c.ci.group) {
+            return false;
+        }
+        !st.seen_groups
+            .iter()
+            .any(|&(x, g)| x == w && self.group_within(g, c.ci.group))
     }
 
     pub(super) fn is_ancestor(&self, a: VId, mut v: VId) -> bool {
@@ -1822,11 +1843,19 @@ impl Runtime {
         if self.v(v).closed_groups.is_empty() {
             return;
         }
-        // A definition embedded at the top level of a file does not close the package root.
-        if self.v(v).parent.is_none() && !self.v(v).anonymous {
-            return;
+        // A definition embedded at the top level of a file does not close the package root,
+        // except for the other operands of an embedded conjunction (`_h & #schema`).
+        let root = self.v(v).parent.is_none() && !self.v(v).anonymous;
+        let mut reqs = self.v(v).closed_groups.clone();
+        if root {
+            reqs.retain(|&r| {
+                let rg = &self.groups[r as usize];
+                rg.embedded && self.is_embed_and(rg.parent)
+            });
+            if reqs.is_empty() {
+                return;
+            }
         }
-        let reqs = self.v(v).closed_groups.clone();
         let opens = self.v(v).open_groups.clone();
         // Requirements lifted by a `...` in a literal inside them.
         let reqs: Vec<u32> = reqs
@@ -1871,10 +1900,27 @@ impl Runtime {
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
         let rg = &self.groups[r as usize];
         let relax = if rg.embedded { Some(rg.parent) } else { None };
+        // A definition in an embedded conjunction (`{#A & {b: 1}}`) accepts the fields of the
+        // literal around the embedding, not those of the conjunction's other operands.
+        let scope = relax.filter(|&p| self.is_embed_and(p));
+        let relax = match scope {
+            // At the package root, every file's fields are the enclosing literal's.
+            Some(p) if self.is_package_root(self.groups[p as usize].origin) => Some(0),
+            Some(p) => Some(self.groups[p as usize].parent),
+            None => relax,
+        };
         self.v(a).conjuncts.iter().any(|c| {
             self.group_within(c.ci.group, r)
-                || relax.is_some_and(|p| self.group_within(c.ci.group, p))
+                || relax.is_some_and(|p| {
+                    (p == 0 || self.group_within(c.ci.group, p))
+                        && !scope.is_some_and(|e| self.group_within(c.ci.group, e))
+                })
         }) || self.allowed_by_embed_scope(a, r)
+    }
+
+    /// Whether `v` is the root of the package (not an anonymous vertex).
+    fn is_package_root(&self, v: VId) -> bool {
+        self.v(v).parent.is_none() && !self.v(v).anonymous
     }
 
     /// Whether `g` or a group it lies in is closed.
