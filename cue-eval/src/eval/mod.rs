@@ -302,6 +302,11 @@ pub struct Runtime {
     /// The source positions of the struct/list validators being run, so that a validator met
     /// again inside its own check (its argument carries it) is not re-run.
     pub validating: Vec<Span>,
+    /// The value of each `or(list)` call already evaluated, by list expression and frame (the
+    /// frame is kept alive so that its address is not reused): the disjuncts of a node that
+    /// holds such a call re-evaluate its conjuncts, and must not rebuild and re-expand the whole
+    /// disjunction each time (that was cubic in the number of alternatives).
+    pub or_memo: rustc_hash::FxHashMap<(ExprId, usize), (EnvRef, Value)>,
 }
 
 impl Default for Runtime {
@@ -331,6 +336,7 @@ impl Runtime {
             cycle_checks: Vec::new(),
             sources: Vec::new(),
             validating: Vec::new(),
+            or_memo: Default::default(),
         }
     }
 

@@ -527,6 +527,15 @@ impl Runtime {
                 }));
             }
             Func::Core(Builtin::Or) => {
+                let memo_key = match (env, args.first()) {
+                    (Some(e), Some(&a)) => Some((a, Rc::as_ptr(e) as usize)),
+                    _ => None,
+                };
+                if let Some(k) = memo_key
+                    && let Some((_, v)) = self.or_memo.get(&k)
+                {
+                    return v.clone();
+                }
                 let w = match self.list_arg(env, args, cur, "or", span) {
                     Ok(w) => w,
                     Err(v) => return v,
@@ -539,6 +548,19 @@ impl Runtime {
                         span,
                     ));
                 }
+                // Only alternatives without fields are kept: a struct may still be growing
+                // through a cycle (`d: or([for y in #A {y}])` with `#A: x: b: d`).
+                let memo_key = memo_key.filter(|_| {
+                    elems.iter().all(|&e| {
+                        self.evaluate(e);
+                        let d = self.deref(e);
+                        let x = self.v(d);
+                        x.arcs.is_empty()
+                            && x.err.is_none()
+                            && x.disj.is_none()
+                            && !x.kind.intersects(Kind::STRUCT.or(Kind::LIST))
+                    })
+                });
                 let alts: Vec<Value> = elems.iter().map(|&e| Value::Vertex(e)).collect();
                 let a = callv(
                     self,
@@ -549,7 +571,13 @@ impl Runtime {
                         span,
                     }],
                 );
-                return self.value_of(a);
+                let v = self.value_of(a);
+                if let (Some(k), Some(e)) = (memo_key, env)
+                    && !matches!(v, Value::Bottom(_))
+                {
+                    self.or_memo.insert(k, (e.clone(), v.clone()));
+                }
+                return v;
             }
             Func::Core(Builtin::And) => {
                 let w = match self.list_arg(env, args, cur, "and", span) {
