@@ -349,7 +349,7 @@ impl Engine for CueEval {
     ) -> Result<(), String> {
         let v = Self::find(inst, path)?;
         let e = inst.eval_expr_text(&expected.expr)?;
-        if inst.rt.vertices_equal(v, e, 0) {
+        if inst.rt.vertices_equal_inline(v, e) {
             Ok(())
         } else {
             Err(format!(

@@ -146,3 +146,20 @@ fn definition_embedding_a_struct_it_is_unified_with() {
     assert!(!text.contains("_|_"), "{text}");
     assert!(text.contains("#Full: {\n    name: string"), "{text}");
 }
+
+/// A struct whose comprehension cannot be decided yet carries an incomplete error, yet the
+/// inline test comparison sees its fields (`@test(eq, {d: string})`); a permanent error does
+/// not compare equal to a struct.
+#[test]
+fn inline_eq_looks_through_incomplete_struct_errors() {
+    let src = "#D: {\n\td: string\n\tif d != \"c\" {\n\t\te: string\n\t}\n}\nbad: {a: 1 & 2}\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    let d = inst.lookup(&["#D"]).unwrap();
+    let want = inst.eval_expr_text("{d: string}").unwrap();
+    assert!(inst.rt.vertices_equal_inline(d, want));
+    let other = inst.eval_expr_text("{d: int}").unwrap();
+    assert!(!inst.rt.vertices_equal_inline(d, other));
+    let bad = inst.lookup(&["bad", "a"]).unwrap();
+    let one = inst.eval_expr_text("{}").unwrap();
+    assert!(!inst.rt.vertices_equal_inline(bad, one));
+}

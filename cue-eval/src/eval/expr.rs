@@ -1116,7 +1116,12 @@ impl Runtime {
 
     /// Where the value of an operand was written: the value a reference leads to, else the
     /// operand itself.
-    fn operand_span(&mut self, env: Option<&EnvRef>, x: ExprId, cur: Option<VId>) -> Span {
+    pub(super) fn operand_span(
+        &mut self,
+        env: Option<&EnvRef>,
+        x: ExprId,
+        cur: Option<VId>,
+    ) -> Span {
         let is_ref = matches!(
             self.prog.expr(x),
             Expr::FieldRef { .. } | Expr::Selector(..) | Expr::LetRef { .. }

@@ -1553,6 +1553,20 @@ impl Runtime {
                     Value::Bool(true) => self.clauses(v, env, rest, body, out),
                     Value::Bool(false) => Ok(()),
                     Value::Bottom(b) => Err(b),
+                    // A condition that may still become a boolean (`a: bool`, `if a`) is
+                    // incomplete, reported where that value was written (CUE's `typeError`).
+                    other
+                        if !other.is_concrete_scalar()
+                            && !matches!(other, Value::Vertex(_))
+                            && other.kind().intersects(Kind::BOOL) =>
+                    {
+                        let sp = self.operand_span(Some(&env), *cond, Some(v));
+                        Err(Bottom::with_span(
+                            ErrCode::Incomplete,
+                            format!("incomplete bool: {}", self.value_text(&other)),
+                            sp,
+                        ))
+                    }
                     other => Err(Bottom::with_span(
                         ErrCode::Eval,
                         format!(
