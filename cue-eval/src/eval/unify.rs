@@ -1874,14 +1874,7 @@ impl Runtime {
             }
             let ok = reqs.iter().all(|&r| self.arc_allowed(a, r));
             if !ok {
-                let spans: Vec<Span> = self
-                    .v(a)
-                    .conjuncts
-                    .iter()
-                    .filter(|c| c.span != Span::default())
-                    .map(|c| c.span)
-                    .take(1)
-                    .collect();
+                let spans = self.not_allowed_spans(a);
                 let b = Rc::new(Bottom {
                     code: ErrCode::Eval,
                     msg: "field not allowed".into(),
@@ -1895,6 +1888,18 @@ impl Runtime {
                 ax.status = Status::Finalized;
             }
         }
+    }
+
+    /// The positions of a "field not allowed" error: those of every conjunct of the rejected
+    /// arc (its own fields and the pattern constraints of other structs that did admit it).
+    fn not_allowed_spans(&self, a: VId) -> Vec<Span> {
+        let mut spans: Vec<Span> = Vec::new();
+        for c in &self.v(a).conjuncts {
+            if c.span != Span::default() && !spans.contains(&c.span) {
+                spans.push(c.span);
+            }
+        }
+        spans
     }
 
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
