@@ -744,6 +744,10 @@ impl Runtime {
             self.non_cycle(v, st, ci);
         }
         let group = self.new_group(ci.group, false, true, false, v);
+        if ci.embedded {
+            // An embedded literal (`W: {{#T}, b: 1}`): see `embedding_literal`.
+            self.groups[group as usize].embedded = true;
+        }
         self.register_requirements(v, group);
         let frame = Rc::new(Env {
             up: env,
@@ -1902,9 +1906,29 @@ impl Runtime {
         spans
     }
 
+    /// The literal whose fields count as evidence for a definition embedded in literal group
+    /// `p`: when that literal is itself an open embedded literal (`W: {{#T}, b: 1}`), the
+    /// literal it is embedded in, and so on up.
+    fn embedding_literal(&self, mut p: u32) -> u32 {
+        let mut guard = 0;
+        while p != 0 && guard < 10_000 {
+            guard += 1;
+            let g = &self.groups[p as usize];
+            if !g.embedded || g.closed || self.group_marks.contains_key(&p) {
+                break;
+            }
+            p = g.parent;
+        }
+        p
+    }
+
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
         let rg = &self.groups[r as usize];
-        let relax = if rg.embedded { Some(rg.parent) } else { None };
+        let relax = if rg.embedded {
+            Some(self.embedding_literal(rg.parent))
+        } else {
+            None
+        };
         // A definition in an embedded conjunction (`{#A & {b: 1}}`) accepts the fields of the
         // literal around the embedding, not those of the conjunction's other operands.
         let scope = relax.filter(|&p| self.is_embed_and(p));
