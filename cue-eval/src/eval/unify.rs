@@ -1865,6 +1865,7 @@ impl Runtime {
         let reqs: Vec<u32> = reqs
             .into_iter()
             .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
+            .filter(|&r| !self.embedded_in_open_literal(r, &opens))
             .collect();
         let reqs = self.lift_opened(v, reqs);
         if reqs.is_empty() {
@@ -1904,6 +1905,17 @@ impl Runtime {
             }
         }
         spans
+    }
+
+    /// Whether requirement `r` is a definition embedded in a literal that is open at this node
+    /// (`{#meta, ...}`): the `...` opens what the literal embeds too.
+    fn embedded_in_open_literal(&self, r: u32, opens: &[u32]) -> bool {
+        let rg = &self.groups[r as usize];
+        if !rg.embedded || rg.parent == 0 || self.is_embed_and(rg.parent) {
+            return false;
+        }
+        let p = self.embedding_literal(rg.parent);
+        p != 0 && opens.contains(&p)
     }
 
     /// The literal whose fields count as evidence for a definition embedded in literal group
