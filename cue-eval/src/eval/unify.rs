@@ -633,7 +633,10 @@ impl Runtime {
         let def_group = if def {
             let cur = &self.groups[c.ci.group as usize];
             if cur.closed && cur.recursive && c.ci.group != 0 && cur.origin == v {
-                Some(c.ci.group)
+                // A definition referred to by one at the same node: a group of its own (an
+                // `...` next to the reference opens the outer one only), embedded as that one.
+                let emb = c.ci.embedded || cur.embedded;
+                Some(self.new_group(c.ci.group, true, true, emb, v))
             } else {
                 Some(self.new_group(c.ci.group, true, true, c.ci.embedded, v))
             }
@@ -1937,7 +1940,15 @@ impl Runtime {
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
         let rg = &self.groups[r as usize];
         let relax = if rg.embedded {
-            Some(self.embedding_literal(rg.parent))
+            let mut p = rg.parent;
+            // Through the groups of definitions referred to at the same node (`#A: #B`).
+            while p != 0 && {
+                let pg = &self.groups[p as usize];
+                pg.closed && pg.recursive && pg.embedded && pg.origin == rg.origin
+            } {
+                p = self.groups[p as usize].parent;
+            }
+            Some(self.embedding_literal(p))
         } else {
             None
         };
