@@ -633,7 +633,10 @@ impl Runtime {
         let def_group = if def {
             let cur = &self.groups[c.ci.group as usize];
             if cur.closed && cur.recursive && c.ci.group != 0 && cur.origin == v {
-                Some(c.ci.group)
+                // A definition referred to by one at the same node: a group of its own (an
+                // `...` next to the reference opens the outer one only), embedded as that one.
+                let emb = c.ci.embedded || cur.embedded;
+                Some(self.new_group(c.ci.group, true, true, emb, v))
             } else {
                 Some(self.new_group(c.ci.group, true, true, c.ci.embedded, v))
             }
@@ -744,6 +747,10 @@ impl Runtime {
             self.non_cycle(v, st, ci);
         }
         let group = self.new_group(ci.group, false, true, false, v);
+        if ci.embedded {
+            // An embedded literal (`W: {{#T}, b: 1}`): see `embedding_literal`.
+            self.groups[group as usize].embedded = true;
+        }
         self.register_requirements(v, group);
         let frame = Rc::new(Env {
             up: env,
@@ -1875,6 +1882,7 @@ impl Runtime {
         let reqs: Vec<u32> = reqs
             .into_iter()
             .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
+            .filter(|&r| !self.embedded_in_open_literal(r, &opens))
             .collect();
         let reqs = self.lift_opened(v, reqs);
         if reqs.is_empty() {
@@ -1888,14 +1896,7 @@ impl Runtime {
             }
             let ok = reqs.iter().all(|&r| self.arc_allowed(a, r));
             if !ok {
-                let spans: Vec<Span> = self
-                    .v(a)
-                    .conjuncts
-                    .iter()
-                    .filter(|c| c.span != Span::default())
-                    .map(|c| c.span)
-                    .take(1)
-                    .collect();
+                let spans = self.not_allowed_spans(a);
                 let b = Rc::new(Bottom {
                     code: ErrCode::Eval,
                     msg: "field not allowed".into(),
@@ -1911,9 +1912,60 @@ impl Runtime {
         }
     }
 
+    /// The positions of a "field not allowed" error: those of every conjunct of the rejected
+    /// arc (its own fields and the pattern constraints of other structs that did admit it).
+    fn not_allowed_spans(&self, a: VId) -> Vec<Span> {
+        let mut spans: Vec<Span> = Vec::new();
+        for c in &self.v(a).conjuncts {
+            if c.span != Span::default() && !spans.contains(&c.span) {
+                spans.push(c.span);
+            }
+        }
+        spans
+    }
+
+    /// Whether requirement `r` is a definition embedded in a literal that is open at this node
+    /// (`{#meta, ...}`): the `...` opens what the literal embeds too.
+    fn embedded_in_open_literal(&self, r: u32, opens: &[u32]) -> bool {
+        let rg = &self.groups[r as usize];
+        if !rg.embedded || rg.parent == 0 || self.is_embed_and(rg.parent) {
+            return false;
+        }
+        let p = self.embedding_literal(rg.parent);
+        p != 0 && opens.contains(&p)
+    }
+
+    /// The literal whose fields count as evidence for a definition embedded in literal group
+    /// `p`: when that literal is itself an open embedded literal (`W: {{#T}, b: 1}`), the
+    /// literal it is embedded in, and so on up.
+    fn embedding_literal(&self, mut p: u32) -> u32 {
+        let mut guard = 0;
+        while p != 0 && guard < 10_000 {
+            guard += 1;
+            let g = &self.groups[p as usize];
+            if !g.embedded || g.closed || self.group_marks.contains_key(&p) {
+                break;
+            }
+            p = g.parent;
+        }
+        p
+    }
+
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
         let rg = &self.groups[r as usize];
-        let relax = if rg.embedded { Some(rg.parent) } else { None };
+        let relax = if rg.embedded {
+            let mut p = rg.parent;
+            // Through the groups of definitions referred to at the same node (`#A: #B`).
+            while p != 0 && {
+                let pg = &self.groups[p as usize];
+                pg.closed && pg.recursive && pg.embedded && pg.origin == rg.origin
+            } {
+                p = self.groups[p as usize].parent;
+            }
+            Some(self.embedding_literal(p))
+        } else {
+            None
+        };
         // A definition in an embedded conjunction (`{#A & {b: 1}}`) accepts the fields of the
         // literal around the embedding, not those of the conjunction's other operands.
         let scope = relax.filter(|&p| self.is_embed_and(p));
