@@ -199,6 +199,8 @@ pub struct Vertex {
     pub cons_spans: Vec<Span>,
     pub has_top: bool,
     pub is_list: bool,
+    /// Where the list literal that made this vertex a list was written, for conflict messages.
+    pub list_span: Span,
     pub list_len: Option<u32>,
     pub list_open: bool,
     pub err: Option<Rc<Bottom>>,
@@ -248,6 +250,7 @@ impl Vertex {
             cons_spans: Vec::new(),
             has_top: false,
             is_list: false,
+            list_span: Span::default(),
             list_len: None,
             list_open: false,
             err: None,

@@ -389,7 +389,7 @@ impl Runtime {
                         self.add_struct(v, st, c.env.clone(), *sid, &c.ci, span);
                     }
                     Expr::List(l) => {
-                        self.add_list(v, st, &c, l);
+                        self.add_list(v, st, &c, l, span);
                     }
                     Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
                         let (a, b) = (*a, *b);
@@ -1012,6 +1012,25 @@ impl Runtime {
         }
     }
 
+    /// How a list literal reads in a conflict message: its compact source text when it is a
+    /// short one-line literal (as CUE prints the expression), otherwise `[...]`.
+    fn list_lit_text(&self, span: Span) -> String {
+        let Some(src) = self.sources.get(span.file.0 as usize) else {
+            return "[...]".into();
+        };
+        let Some(text) = src.get(span.range()) else {
+            return "[...]".into();
+        };
+        if !text.starts_with('[')
+            || !text.ends_with(']')
+            || text.len() > 40
+            || text.contains(['\n', '"', '\'', '`', '/'])
+        {
+            return "[...]".into();
+        }
+        text.replace(": ", ":").replace(", ", ",")
+    }
+
     /// A short text for the value a node has so far, for conflict messages.
     fn describe_node(&self, v: VId) -> String {
         let vx = self.v(v);
@@ -1022,7 +1041,7 @@ impl Runtime {
             return "{...}".into();
         }
         if vx.is_list {
-            return "[...]".into();
+            return self.list_lit_text(vx.list_span);
         }
         vx.kind.name()
     }
@@ -1183,7 +1202,12 @@ impl Runtime {
             } else if k.contains(Kind::STRUCT) && !k.intersects(Kind::SCALAR) {
                 self.add_kind(v, Kind::STRUCT, span, "{...}");
             } else if k.contains(Kind::LIST) && !k.intersects(Kind::SCALAR) {
-                self.add_kind(v, Kind::LIST, span, "[...]");
+                let lspan = self.v(w).list_span;
+                let what = self.list_lit_text(lspan);
+                self.add_kind(v, Kind::LIST, span, &what);
+                if self.v(v).list_span == Span::default() {
+                    self.vm(v).list_span = lspan;
+                }
             } else {
                 self.add_value(v, st, Value::Basic(k), span, c);
             }
@@ -1272,11 +1296,15 @@ impl Runtime {
         }
     }
 
-    fn add_list(&mut self, v: VId, st: &mut NodeState, c: &Conjunct, l: &ir::ListLit) {
+    fn add_list(&mut self, v: VId, st: &mut NodeState, c: &Conjunct, l: &ir::ListLit, lit: Span) {
         self.non_cycle(v, st, &c.ci);
         let span = c.span;
-        self.add_kind(v, Kind::LIST, span, "[...]");
+        let what = self.list_lit_text(lit);
+        self.add_kind(v, Kind::LIST, span, &what);
         self.vm(v).is_list = true;
+        if self.v(v).list_span == Span::default() {
+            self.vm(v).list_span = lit;
+        }
         let group = self.new_group(c.ci.group, false, true, false, v);
         let ci = CloseInfo {
             group,
