@@ -390,14 +390,7 @@ impl Compiler<'_> {
                 }
                 // `[p]~X` binds X to the matched field, `[p]~(K,V)` also K to its label.
                 postfix_value_aliases(f, &mut names);
-                let pushed = !names.is_empty();
-                if pushed {
-                    self.scopes.push(Scope::names(false, names));
-                }
-                let value = self.value_with_alias(&f.value);
-                if pushed {
-                    self.scopes.pop();
-                }
+                let value = self.value_in(names, &f.value);
                 Some(Decl::Pattern {
                     filter,
                     value,
@@ -435,20 +428,24 @@ impl Compiler<'_> {
         // `(k)~X`: the alias is visible in the field's value (not, as in CUE, also beside it).
         let mut names = HashMap::default();
         postfix_value_aliases(f, &mut names);
-        let pushed = !names.is_empty();
-        if pushed {
-            self.scopes.push(Scope::names(false, names));
-        }
-        let value = self.value_with_alias(&f.value);
-        if pushed {
-            self.scopes.pop();
-        }
+        let value = self.value_in(names, &f.value);
         Decl::Dynamic {
             key,
             arc,
             value,
             span: f.span,
         }
+    }
+
+    /// A field value compiled with `names` (aliases, no frame of their own) in scope.
+    fn value_in(&mut self, names: HashMap<Rc<str>, Binding>, e: &ast::Expr) -> ExprId {
+        if names.is_empty() {
+            return self.value_with_alias(e);
+        }
+        self.scopes.push(Scope::names(false, names));
+        let value = self.value_with_alias(e);
+        self.scopes.pop();
+        value
     }
 
     /// A field value, which may carry a value alias `X=v`.

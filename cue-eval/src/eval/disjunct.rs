@@ -434,34 +434,7 @@ impl Runtime {
         if ax.is_list && ax.list_open != bx.list_open {
             return false;
         }
-        let fa: Vec<VId> = ax
-            .arcs
-            .iter()
-            .copied()
-            .filter(|&x| !self.v(x).label.is_let())
-            .collect();
-        let fb: Vec<VId> = bx
-            .arcs
-            .iter()
-            .copied()
-            .filter(|&x| !self.v(x).label.is_let())
-            .collect();
-        if fa.len() != fb.len() {
-            return false;
-        }
-        for x in fa {
-            let l = self.v(x).label;
-            let Some(y) = fb.iter().copied().find(|&y| self.v(y).label == l) else {
-                return false;
-            };
-            if self.v(x).arc_type != self.v(y).arc_type {
-                return false;
-            }
-            if !self.vertices_equal(x, y, depth + 1) {
-                return false;
-            }
-        }
-        true
+        self.arcs_equal(a, b, depth)
     }
 
     /// Structural equality as the inline test harness (`@test(eq, ...)`) sees it: against an

@@ -1870,18 +1870,7 @@ impl Runtime {
                 self.value_text(&Value::Bound(hop, Rc::new(h))),
                 self.value_text(&Value::Bound(lop, Rc::new(l))),
             );
-            let spans = [hs, ls]
-                .into_iter()
-                .filter(|s| *s != Span::default())
-                .collect();
-            let b = Rc::new(Bottom {
-                code: ErrCode::Eval,
-                msg,
-                spans,
-                child: false,
-                at: None,
-                subs: Vec::new(),
-            });
+            let b = Bottom::with_spans(ErrCode::Eval, msg, [hs, ls]);
             self.set_err(v, b);
         }
     }
@@ -2254,19 +2243,7 @@ impl Runtime {
                 .map(|s| s.pos)
                 .find(|p| *p != Span::default())
         };
-        let spans = at
-            .into_iter()
-            .chain(val_at)
-            .filter(|sp| *sp != Span::default())
-            .collect();
-        let b = Rc::new(Bottom {
-            code: ErrCode::Eval,
-            msg,
-            spans,
-            child: false,
-            at: None,
-            subs: Vec::new(),
-        });
+        let b = Bottom::with_spans(ErrCode::Eval, msg, at.into_iter().chain(val_at));
         self.vm(d).err = Some(b.clone());
         Err(b)
     }

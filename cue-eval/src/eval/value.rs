@@ -134,14 +134,21 @@ impl Bottom {
         })
     }
     pub fn with_span(code: ErrCode, msg: impl Into<String>, span: Span) -> Rc<Bottom> {
+        Bottom::with_spans(code, msg, [span])
+    }
+    /// An error at the given positions, the unknown (default) ones left out.
+    pub fn with_spans(
+        code: ErrCode,
+        msg: impl Into<String>,
+        spans: impl IntoIterator<Item = Span>,
+    ) -> Rc<Bottom> {
         Rc::new(Bottom {
             code,
             msg: msg.into(),
-            spans: if span == Span::default() {
-                Vec::new()
-            } else {
-                vec![span]
-            },
+            spans: spans
+                .into_iter()
+                .filter(|s| *s != Span::default())
+                .collect(),
             child: false,
             at: None,
             subs: Vec::new(),
