@@ -255,16 +255,7 @@ impl CueEval {
         // disjuncts' errors carry them); the evaluator keeps them all on the header for the
         // text it prints.
         let header = !e.subs.is_empty() && e.msg.contains("errors in empty disjunction");
-        let positions = e
-            .spans
-            .iter()
-            .filter(|_| !header)
-            .filter_map(|s| {
-                let f = inst.files.get(s.file.0 as usize)?;
-                let (l, c) = f.line_col(s.start as usize);
-                Some((f.name.clone(), l, c))
-            })
-            .collect();
+        let positions = Self::positions(inst, &e, header);
         let ee = EvalError {
             path: path.clone(),
             code: e.code,
@@ -286,16 +277,7 @@ impl CueEval {
     fn sub_entry(inst: &Instance, e: &cue_eval::eval::value::Bottom, path: &str) -> ErrEntry {
         // A nested empty disjunction's header has no position either (see `err_info`).
         let header = e.msg.contains("errors in empty disjunction");
-        let positions = e
-            .spans
-            .iter()
-            .filter(|_| !header)
-            .filter_map(|s| {
-                let f = inst.files.get(s.file.0 as usize)?;
-                let (l, c) = f.line_col(s.start as usize);
-                Some((f.name.clone(), l, c))
-            })
-            .collect();
+        let positions = Self::positions(inst, e, header);
         let ee = EvalError {
             path: e.at.map_or_else(|| path.to_owned(), |a| inst.rt.path(a)),
             code: e.code,
@@ -303,6 +285,25 @@ impl CueEval {
             positions,
         };
         entry(&ee)
+    }
+
+    /// The (file, line, column) of each position of `e`; none for a disjunction's header.
+    fn positions(
+        inst: &Instance,
+        e: &cue_eval::eval::value::Bottom,
+        header: bool,
+    ) -> Vec<(String, usize, usize)> {
+        if header {
+            return Vec::new();
+        }
+        e.spans
+            .iter()
+            .filter_map(|s| {
+                let f = inst.files.get(s.file.0 as usize)?;
+                let (l, c) = f.line_col(s.start as usize);
+                Some((f.name.clone(), l, c))
+            })
+            .collect()
     }
 }
 
