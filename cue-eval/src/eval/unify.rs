@@ -2177,16 +2177,7 @@ impl Runtime {
                     // At the call, its scalar arguments and where the struct or list was written.
                     bb.spans.extend(spans.get(i).copied());
                     bb.spans.extend(call.arg_spans.iter().copied());
-                    let vx = self.v(d);
-                    let at = if vx.val_span != Span::default() {
-                        Some(vx.val_span)
-                    } else {
-                        vx.structs
-                            .iter()
-                            .map(|s| s.pos)
-                            .find(|p| *p != Span::default())
-                    };
-                    bb.spans.extend(at);
+                    bb.spans.extend(self.written_at(d));
                     bb.spans.retain(|sp| *sp != Span::default());
                 } else if let Some(&sp) = spans.get(i)
                     && sp != Span::default()
@@ -2234,15 +2225,7 @@ impl Runtime {
             self.vertex_text(d),
             self.value_text(c)
         );
-        let vx = self.v(d);
-        let val_at = if vx.val_span != Span::default() {
-            Some(vx.val_span)
-        } else {
-            vx.structs
-                .iter()
-                .map(|s| s.pos)
-                .find(|p| *p != Span::default())
-        };
+        let val_at = self.written_at(d);
         let b = Bottom::with_spans(ErrCode::Eval, msg, at.into_iter().chain(val_at));
         self.vm(d).err = Some(b.clone());
         Err(b)

@@ -1315,7 +1315,7 @@ impl Runtime {
     }
 
     /// Where the struct or list `d` was written.
-    fn written_at(&self, d: VId) -> Option<Span> {
+    pub(super) fn written_at(&self, d: VId) -> Option<Span> {
         let vx = self.v(self.deref(d));
         if vx.val_span != Span::default() {
             return Some(vx.val_span);
