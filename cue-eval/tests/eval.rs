@@ -79,6 +79,16 @@ fn field_errors_make_their_structs_errors() {
     );
 }
 
+/// The error of top-level field `name`, which must be one.
+fn field_error(inst: &mut Instance, name: &str) -> std::rc::Rc<cue_eval::eval::value::Bottom> {
+    let v = inst.lookup(&[name]).unwrap();
+    inst.rt
+        .v(inst.rt.deref(v))
+        .err
+        .clone()
+        .unwrap_or_else(|| panic!("{name} is an error"))
+}
+
 /// An empty disjunction keeps the error of each failed disjunct as a sub-error (CUE's error
 /// list after the "N errors in empty disjunction" header); a nested empty disjunction is
 /// spliced in after its own header.
@@ -87,13 +97,7 @@ fn empty_disjunction_lists_its_disjuncts_errors() {
     let src = "a: 8000.9\na: 7080 | int\nb: 3\nb: (1 | 2) | \"s\"\n";
     let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
     assert!(inst.export().is_err());
-    let v = inst.lookup(&["a"]).unwrap();
-    let e = inst
-        .rt
-        .v(inst.rt.deref(v))
-        .err
-        .clone()
-        .expect("a is an error");
+    let e = field_error(&mut inst, "a");
     assert!(
         e.msg.starts_with("2 errors in empty disjunction"),
         "{}",
@@ -101,13 +105,7 @@ fn empty_disjunction_lists_its_disjuncts_errors() {
     );
     assert_eq!(e.subs.len(), 2);
     assert!(e.subs.iter().all(|s| s.msg.contains("conflicting values")));
-    let v = inst.lookup(&["b"]).unwrap();
-    let e = inst
-        .rt
-        .v(inst.rt.deref(v))
-        .err
-        .clone()
-        .expect("b is an error");
+    let e = field_error(&mut inst, "b");
     assert!(e.subs.len() >= 2, "{:?}", e.subs);
 }
 
@@ -117,22 +115,10 @@ fn non_concrete_operands_are_each_an_error() {
     let src = "s: string\ne: s + s\nf: s + 1\n";
     let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
     assert!(inst.export().is_err());
-    let v = inst.lookup(&["e"]).unwrap();
-    let e = inst
-        .rt
-        .v(inst.rt.deref(v))
-        .err
-        .clone()
-        .expect("e is an error");
+    let e = field_error(&mut inst, "e");
     assert!(e.msg.starts_with("non-concrete value string"), "{}", e.msg);
     assert_eq!(e.subs.len(), 1);
-    let v = inst.lookup(&["f"]).unwrap();
-    let e = inst
-        .rt
-        .v(inst.rt.deref(v))
-        .err
-        .clone()
-        .expect("f is an error");
+    let e = field_error(&mut inst, "f");
     assert!(e.subs.is_empty());
 }
 
