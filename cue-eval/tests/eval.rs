@@ -149,3 +149,21 @@ fn inline_eq_looks_through_incomplete_struct_errors() {
     let one = inst.eval_expr_text("{}").unwrap();
     assert!(!inst.rt.vertices_equal_inline(bad, one));
 }
+
+/// The inline test comparison looks at a list's elements, not at whether it is open: an open
+/// `[...string]` equals the expected `[]`, as upstream's harness compares lists element by
+/// element. Plain structural equality (used to drop duplicate disjuncts) still tells them apart.
+#[test]
+fn inline_eq_ignores_list_openness() {
+    let src = "#R: [...string]\nx: [1, ...int]\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    let r = inst.lookup(&["#R"]).unwrap();
+    let empty = inst.eval_expr_text("[]").unwrap();
+    assert!(inst.rt.vertices_equal_inline(r, empty));
+    assert!(!inst.rt.vertices_equal(r, empty, 0));
+    let x = inst.lookup(&["x"]).unwrap();
+    let one = inst.eval_expr_text("[1]").unwrap();
+    assert!(inst.rt.vertices_equal_inline(x, one));
+    let two = inst.eval_expr_text("[2]").unwrap();
+    assert!(!inst.rt.vertices_equal_inline(x, two));
+}

@@ -431,7 +431,9 @@ impl Runtime {
             }
             _ => return false,
         }
-        if ax.is_list && ax.list_open != bx.list_open {
+        // The inline harness compares a list by its elements only: an open `[...T]` equals the
+        // expected `[]` once its elements agree.
+        if ax.is_list && ax.list_open != bx.list_open && !INLINE_EQ.get() {
             return false;
         }
         self.arcs_equal(a, b, depth)
