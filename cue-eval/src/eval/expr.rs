@@ -104,8 +104,8 @@ impl Runtime {
                 self.lookup_field(scope, *label, span, true)
             }
             Expr::LetRef { up, label, name } => {
-                let scope = frame_up(env, *up, span)?.vertex;
-                match self.arc(scope, *label) {
+                let frame = frame_up(env, *up, span)?;
+                match self.let_vertex(frame, *label) {
                     Some(a) => {
                         let ax = self.v(a);
                         if ax.anonymous

@@ -51,6 +51,9 @@ pub struct Env {
 }
 pub type EnvRef = Rc<Env>;
 
+/// The vertices of one let field split by surrounding frame (see `Runtime::split_lets`).
+pub type SplitLets = Vec<(Option<EnvRef>, VId)>;
+
 /// The chain of vertices a conjunct reached through references, to find structural cycles.
 #[derive(Debug)]
 pub struct RefNode {
@@ -310,6 +313,11 @@ pub struct Runtime {
     /// holds such a call re-evaluate its conjuncts, and must not rebuild and re-expand the whole
     /// disjunction each time (that was cubic in the number of alternatives).
     pub or_memo: rustc_hash::FxHashMap<(ExprId, usize), (EnvRef, Value)>,
+    /// The `let` fields of a struct that is added to one vertex more than once with different
+    /// surroundings (the body of a `for` in each iteration): the vertex holding the let for
+    /// each further surrounding frame, by struct vertex and let label. The first addition uses
+    /// the vertex's own let arc.
+    pub split_lets: rustc_hash::FxHashMap<(VId, Label), SplitLets>,
 }
 
 impl Default for Runtime {
@@ -340,6 +348,7 @@ impl Runtime {
             sources: Vec::new(),
             validating: Vec::new(),
             or_memo: Default::default(),
+            split_lets: Default::default(),
         }
     }
 

@@ -732,6 +732,35 @@ impl Runtime {
         }
     }
 
+    /// The let `label` of struct vertex `v` for a literal added in surroundings `up` that differ
+    /// from those of its first addition: a vertex of its own, found again by [`Self::let_vertex`].
+    fn split_let(&mut self, v: VId, label: Label, up: Option<EnvRef>, conj: Conjunct) {
+        let known = self.split_lets.get(&(v, label)).and_then(|l| {
+            l.iter()
+                .find(|(u, _)| same_env(u.as_ref(), up.as_ref()))
+                .map(|&(_, a)| a)
+        });
+        if known.is_some() {
+            return;
+        }
+        let a = self.new_vertex(Some(v), label, ArcType::Member);
+        self.push_conj(a, conj);
+        self.split_lets.entry((v, label)).or_default().push((up, a));
+    }
+
+    /// The vertex of let `label` of struct vertex `frame.vertex` as seen from `frame`: the one
+    /// made for its surroundings by [`Self::split_let`], or the let arc.
+    pub(super) fn let_vertex(&self, frame: &Env, label: Label) -> Option<VId> {
+        if let Some(l) = self.split_lets.get(&(frame.vertex, label))
+            && let Some(&(_, a)) = l
+                .iter()
+                .find(|(u, _)| same_env(u.as_ref(), frame.up.as_ref()))
+        {
+            return Some(a);
+        }
+        self.arc(frame.vertex, label)
+    }
+
     fn add_struct(
         &mut self,
         v: VId,
@@ -858,22 +887,28 @@ impl Runtime {
                 }
                 ir::Decl::Let { label, value } => {
                     let a = self.get_arc(v, *label, ArcType::Member);
-                    let already = self
-                        .v(a)
-                        .conjuncts
-                        .iter()
-                        .any(|c| matches!(c.x, CExpr::Expr(x) if x == *value));
-                    if !already {
-                        let sp_ = self.prog.span(*value);
-                        self.push_conj(
-                            a,
-                            Conjunct {
-                                env: Some(frame.clone()),
-                                x: CExpr::Expr(*value),
-                                ci: child_ci.clone(),
-                                span: sp_,
-                            },
-                        );
+                    let first = self.v(a).conjuncts.iter().find_map(|c| match c.x {
+                        CExpr::Expr(x) if x == *value => Some(c.env.as_ref().map(|e| e.up.clone())),
+                        _ => None,
+                    });
+                    let sp_ = self.prog.span(*value);
+                    let conj = Conjunct {
+                        env: Some(frame.clone()),
+                        x: CExpr::Expr(*value),
+                        ci: child_ci.clone(),
+                        span: sp_,
+                    };
+                    match first {
+                        None => self.push_conj(a, conj),
+                        // The same literal again in the same surroundings: the same let.
+                        Some(up)
+                            if same_env(
+                                up.as_ref().and_then(|u| u.as_ref()),
+                                frame.up.as_ref(),
+                            ) => {}
+                        // The same literal in other surroundings (another iteration of a
+                        // `for`): the let may refer to them, so it gets a vertex of its own.
+                        Some(_) => self.split_let(v, *label, frame.up.clone(), conj),
                     }
                 }
                 ir::Decl::Ellipsis(ty) => {
@@ -2274,5 +2309,27 @@ fn bound_cmp(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
         (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
         (Value::Bytes(x), Value::Bytes(y)) => Some(x.cmp(y)),
         _ => None,
+    }
+}
+
+/// Whether two scope chains see the same vertices (the same frame, or a copy of it made for a
+/// pattern constraint's label).
+fn same_env(a: Option<&EnvRef>, b: Option<&EnvRef>) -> bool {
+    let (mut a, mut b) = (a, b);
+    loop {
+        match (a, b) {
+            (None, None) => return true,
+            (Some(x), Some(y)) => {
+                if Rc::ptr_eq(x, y) {
+                    return true;
+                }
+                if x.vertex != y.vertex || x.dyn_label != y.dyn_label {
+                    return false;
+                }
+                a = x.up.as_ref();
+                b = y.up.as_ref();
+            }
+            _ => return false,
+        }
     }
 }
