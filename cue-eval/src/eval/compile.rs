@@ -390,6 +390,7 @@ impl Compiler<'_> {
                 }
                 // `[p]~X` binds X to the matched field, `[p]~(K,V)` also K to its label.
                 postfix_value_aliases(f, &mut names);
+                field_alias_in_value(f, &mut names);
                 let value = self.value_in(names, &f.value);
                 Some(Decl::Pattern {
                     filter,
@@ -428,6 +429,7 @@ impl Compiler<'_> {
         // `(k)~X`: the alias is visible in the field's value (not, as in CUE, also beside it).
         let mut names = HashMap::default();
         postfix_value_aliases(f, &mut names);
+        field_alias_in_value(f, &mut names);
         let value = self.value_in(names, &f.value);
         Decl::Dynamic {
             key,
@@ -904,6 +906,17 @@ fn predeclared(name: &str) -> Option<Expr> {
         "error" => Expr::Builtin(Builtin::Error),
         _ => return None,
     })
+}
+
+/// `X` in `X="a\(b)": v` or `X=[p]: v`: the field's alias names, inside its value, the field
+/// (the matched field for a pattern constraint). A field whose label is known at compile time
+/// binds its alias in the enclosing struct instead (`collect_field_name`).
+fn field_alias_in_value(f: &ast::Field, names: &mut HashMap<Rc<str>, Binding>) {
+    if let Some(a) = &f.alias
+        && &*a.name != "_"
+    {
+        names.insert(Rc::from(&*a.name), Binding::Value);
+    }
 }
 
 /// The names a postfix alias binds inside the value of a pattern constraint or dynamic field:

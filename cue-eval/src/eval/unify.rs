@@ -320,6 +320,9 @@ impl Runtime {
         if label.is_regular() {
             let pats = self.v(v).patterns.clone();
             for (filter, conj) in pats {
+                if self.invalid_pattern(v, &filter, &conj) {
+                    continue;
+                }
                 if self.label_matches(&filter, label) {
                     self.push_pattern_conjunct(a, label, &conj);
                 }
@@ -973,6 +976,12 @@ impl Runtime {
 
     fn add_pattern(&mut self, v: VId, filter: Value, conj: Conjunct) {
         let arcs = self.v(v).arcs.clone();
+        if arcs.iter().any(|&a| self.v(a).label.is_regular())
+            && self.invalid_pattern(v, &filter, &conj)
+        {
+            self.vm(v).patterns.push((filter, conj));
+            return;
+        }
         for a in arcs {
             let l = self.v(a).label;
             if l.is_regular() && self.label_matches(&filter, l) {
@@ -980,6 +989,33 @@ impl Runtime {
             }
         }
         self.vm(v).patterns.push((filter, conj));
+    }
+
+    /// Whether pattern `filter` of struct `v` cannot be matched because one of its regular
+    /// expressions is invalid; the struct then fails (once a field is matched against it).
+    fn invalid_pattern(&mut self, v: VId, filter: &Value, conj: &Conjunct) -> bool {
+        fn bad_regex(f: &Value) -> Option<String> {
+            match f {
+                Value::Bottom(b) if b.msg.starts_with("invalid regexp") => Some(b.msg.clone()),
+                Value::Bound(UnaryOp::Match | UnaryOp::NotMatch, b) => match &**b {
+                    Value::Str(re) => super::builtins::regex(re).err(),
+                    _ => None,
+                },
+                Value::Conj(vs) | Value::Or(vs) => vs.iter().find_map(bad_regex),
+                _ => None,
+            }
+        }
+        let Some(msg) = bad_regex(filter) else {
+            return false;
+        };
+        if self.v(v).err.is_none() {
+            let span = match conj.x {
+                CExpr::Expr(x) => self.prog.span(x),
+                _ => conj.span,
+            };
+            self.err_at(v, ErrCode::Eval, msg, span);
+        }
+        true
     }
 
     /// Reduces a pattern filter to a value that can be matched against labels.
