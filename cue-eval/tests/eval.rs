@@ -133,6 +133,19 @@ fn definition_embedding_a_struct_it_is_unified_with() {
     assert!(text.contains("#Full: {\n    name: string"), "{text}");
 }
 
+/// A `!=x` next to a bound that `x` does not satisfy says nothing more and is dropped, in
+/// either order (CUE's `SimplifyBounds`); one that `x` satisfies stays.
+#[test]
+fn redundant_not_equal_bounds_are_dropped() {
+    let src = "s1: !=\"b\" & =~\"c\"\ns2: >5 & !=5\ns3: !=11 & >=0 & <=10\ns4: >=2 & !=2\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    let text = cue_eval::eval::print::eval_text(&mut inst);
+    assert!(text.contains("s1: =~\"c\"\n"), "{text}");
+    assert!(text.contains("s2: >5\n"), "{text}");
+    assert!(text.contains("s3: >=0 & <=10\n"), "{text}");
+    assert!(text.contains("s4: >=2 & !=2\n"), "{text}");
+}
+
 /// A struct whose comprehension cannot be decided yet carries an incomplete error, yet the
 /// inline test comparison sees its fields (`@test(eq, {d: string})`); a permanent error does
 /// not compare equal to a struct.

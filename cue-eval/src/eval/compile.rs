@@ -489,9 +489,9 @@ impl Compiler<'_> {
                         source,
                     });
                 }
-                ast::Clause::If { cond, .. } => {
+                ast::Clause::If { cond, span } => {
                     let cond = self.expr(cond);
-                    clauses.push(Clause::If(cond));
+                    clauses.push(Clause::If(cond, *span));
                 }
                 ast::Clause::Let(l) => {
                     let value = self.expr(&l.expr);

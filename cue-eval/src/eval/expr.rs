@@ -925,9 +925,10 @@ impl Runtime {
                         self.prog.span(x),
                     ));
                 }
-                let text = match operand {
-                    Some(x) => self.expr_text(x),
-                    None => self.value_text(&v),
+                // CUE reports it at the operand.
+                let (text, at) = match operand {
+                    Some(x) => (self.expr_text(x), self.prog.span(x)),
+                    None => (self.value_text(&v), span),
                 };
                 Value::Bottom(Bottom::with_span(
                     ErrCode::Incomplete,
@@ -937,7 +938,7 @@ impl Runtime {
                         op.as_str(),
                         v.kind().name()
                     ),
-                    span,
+                    at,
                 ))
             }
             _ => Value::Bottom(Bottom::with_span(
@@ -1114,6 +1115,18 @@ impl Runtime {
         }
     }
 
+    /// Whether `x` refers to a field or let (directly, by selection, index or optional reference).
+    pub(super) fn is_reference(&self, x: ExprId) -> bool {
+        matches!(
+            self.prog.expr(x),
+            Expr::FieldRef { .. }
+                | Expr::Selector(..)
+                | Expr::LetRef { .. }
+                | Expr::Index(..)
+                | Expr::TryRef(..)
+        )
+    }
+
     /// Where the value of an operand was written: the value a reference leads to, else the
     /// operand itself.
     pub(super) fn operand_span(
@@ -1122,11 +1135,7 @@ impl Runtime {
         x: ExprId,
         cur: Option<VId>,
     ) -> Span {
-        let is_ref = matches!(
-            self.prog.expr(x),
-            Expr::FieldRef { .. } | Expr::Selector(..) | Expr::LetRef { .. }
-        );
-        if is_ref
+        if self.is_reference(x)
             && let Some(cur) = cur
             && let Ok(Resolved::Vertex(w)) = self.resolve(env, x, cur)
         {
@@ -1395,25 +1404,33 @@ impl Runtime {
                     Value::Num(n, _) => out.extend_from_slice(n.to_g_string().as_bytes()),
                     Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
                     Value::Null | Value::Vertex(_) => {
-                        return Value::Bottom(Bottom::with_span(
+                        let at = self.operand_span(env, e, cur);
+                        return Value::Bottom(Bottom::with_spans(
                             ErrCode::Eval,
                             format!(
                                 "invalid interpolation: cannot use {} (type {}) as type string",
                                 self.value_text(&v),
                                 self.value_kind_name(&v)
                             ),
-                            self.prog.span(e),
+                            [span, at],
                         ));
                     }
                     other => {
-                        return Value::Bottom(Bottom::with_span(
+                        // At the interpolation and where the value was written; a field whose
+                        // value is `_` has no position of its own in CUE (a literal `_` does).
+                        let at = if matches!(other, Value::Top) && self.is_reference(e) {
+                            Span::default()
+                        } else {
+                            self.operand_span(env, e, cur)
+                        };
+                        return Value::Bottom(Bottom::with_spans(
                             ErrCode::Incomplete,
                             format!(
                                 "invalid interpolation: non-concrete value {} (type {})",
                                 self.value_text(other),
                                 other.kind().name()
                             ),
-                            span,
+                            [span, at],
                         ));
                     }
                 }

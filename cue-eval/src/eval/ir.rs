@@ -183,16 +183,12 @@ pub enum Clause {
         value: Label,
         source: ExprId,
     },
-    If(ExprId),
+    /// The condition and where the clause starts (`if` keyword).
+    If(ExprId, Span),
     /// Binds a name in a new scope.
-    Let {
-        label: Label,
-        value: ExprId,
-    },
+    Let { label: Label, value: ExprId },
     /// `try` (the `try` experiment): the comprehension yields only if a trial evaluation of the
     /// bound value (`try x = expr`, bound like `let`) or, for a bare `try`, of the body finds no
     /// optional reference `x?` to an undefined field.
-    Try {
-        binding: Option<(Label, ExprId)>,
-    },
+    Try { binding: Option<(Label, ExprId)> },
 }

@@ -455,7 +455,13 @@ impl Runtime {
                     }
                     Expr::Top => {
                         self.non_cycle(v, st, &c.ci);
-                        self.vm(v).has_top = true;
+                        let vx = self.vm(v);
+                        vx.has_top = true;
+                        // Where the value was written while nothing narrows it (`y: _` in
+                        // `y + 1`).
+                        if vx.val_span == Span::default() {
+                            vx.val_span = span;
+                        }
                     }
                     _ => {
                         let val = self.eval_value(c.env.as_ref(), id, Some(v));
@@ -1166,6 +1172,39 @@ impl Runtime {
                 if dup {
                     return;
                 }
+                // `!=x` next to a bound that `x` does not satisfy says nothing more (CUE's
+                // `SimplifyBounds`): `>5 & !=5` is `>5`, `!="b" & =~"c"` is `=~"c"`.
+                if op == UnaryOp::Ne && b.is_concrete_scalar() {
+                    let cons = self.v(v).constraints.clone();
+                    for c in &cons {
+                        if let Value::Bound(op2, b2) = c
+                            && excludes_ne(*op2)
+                            && !self.check_bound(*op2, b2, b).unwrap_or(false)
+                        {
+                            return;
+                        }
+                    }
+                } else if excludes_ne(op) {
+                    let mut i = 0;
+                    while i < self.v(v).constraints.len() {
+                        let redundant = match &self.v(v).constraints[i] {
+                            Value::Bound(UnaryOp::Ne, x) if x.is_concrete_scalar() => {
+                                let x = x.clone();
+                                !self.check_bound(op, b, &x).unwrap_or(false)
+                            }
+                            _ => false,
+                        };
+                        if redundant {
+                            let vx = self.vm(v);
+                            vx.constraints.remove(i);
+                            if i < vx.cons_spans.len() {
+                                vx.cons_spans.remove(i);
+                            }
+                        } else {
+                            i += 1;
+                        }
+                    }
+                }
                 // Two bounds in the same direction: keep the tighter one.
                 if let Some(dir) = bound_dir(op) {
                     let cons = self.v(v).constraints.clone();
@@ -1653,7 +1692,7 @@ impl Runtime {
             return Ok(());
         };
         match first {
-            ir::Clause::If(cond) => {
+            ir::Clause::If(cond, clause_span) => {
                 let c = self.eval_value(Some(&env), *cond, Some(v));
                 match self.concrete(c)? {
                     Value::Bool(true) => self.clauses(v, env, rest, body, out),
@@ -1666,21 +1705,27 @@ impl Runtime {
                             && !matches!(other, Value::Vertex(_))
                             && other.kind().intersects(Kind::BOOL) =>
                     {
-                        let sp = self.operand_span(Some(&env), *cond, Some(v));
+                        // The value `_` of a field has no position in CUE.
+                        let sp = if matches!(other, Value::Top) && self.is_reference(*cond) {
+                            Span::default()
+                        } else {
+                            self.operand_span(Some(&env), *cond, Some(v))
+                        };
                         Err(Bottom::with_span(
                             ErrCode::Incomplete,
                             format!("incomplete bool: {}", self.value_text(&other)),
                             sp,
                         ))
                     }
-                    other => Err(Bottom::with_span(
+                    // At the clause and where the value was written.
+                    other => Err(Bottom::with_spans(
                         ErrCode::Eval,
                         format!(
                             "cannot use {} (type {}) as type bool",
                             self.value_text(&other),
                             other.kind().name()
                         ),
-                        self.prog.span(*cond),
+                        [*clause_span, self.operand_span(Some(&env), *cond, Some(v))],
                     )),
                 }
             }
@@ -1904,20 +1949,19 @@ impl Runtime {
         };
         let is_int = self.v(v).kind == Kind::INT;
         let (ord, what) = match (&l, &h) {
-            // Integers: `>1 & <2` holds no value either.
-            (Value::Num(a, _), Value::Num(b, _))
-                if is_int && a.is_integral() && b.is_integral() =>
-            {
+            // Integers: `>1 & <2` holds no value either, nor `>=1.1 & <=1.3`.
+            (Value::Num(a, _), Value::Num(b, _)) if is_int => {
+                use super::builtins::math::{ceil_num, floor_num};
                 let one = crate::num::Num::from_i64(1);
                 let a2 = if lop == UnaryOp::Gt {
-                    a.add(&one)
+                    floor_num(a).add(&one)
                 } else {
-                    (**a).clone()
+                    ceil_num(a)
                 };
                 let b2 = if hop == UnaryOp::Lt {
-                    b.sub(&one)
+                    ceil_num(b).sub(&one)
                 } else {
-                    (**b).clone()
+                    floor_num(b)
                 };
                 let ord = match a2.cmp(&b2) {
                     std::cmp::Ordering::Greater => std::cmp::Ordering::Greater,
@@ -2337,6 +2381,14 @@ pub(super) fn bound_dir(op: UnaryOp) -> Option<bool> {
         UnaryOp::Gt | UnaryOp::Ge => Some(false),
         _ => None,
     }
+}
+
+/// Whether a bound with this operator can make a `!=x` redundant: an order or a pattern.
+fn excludes_ne(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Lt | UnaryOp::Le | UnaryOp::Gt | UnaryOp::Ge | UnaryOp::Match | UnaryOp::NotMatch
+    )
 }
 
 fn bound_cmp(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {

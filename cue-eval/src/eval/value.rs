@@ -237,7 +237,14 @@ impl Value {
 /// The kinds a bound admits.
 pub fn bound_kind(op: UnaryOp, v: &Value) -> Kind {
     match op {
-        UnaryOp::Ne => Kind::TOP,
+        // `!="a"` admits strings only, as CUE types a bound by its value; `!=null` anything.
+        UnaryOp::Ne => match v {
+            Value::Num(..) => Kind::NUMBER,
+            Value::Str(_) => Kind::STRING,
+            Value::Bytes(_) => Kind::BYTES,
+            Value::Bool(_) => Kind::BOOL,
+            _ => Kind::TOP,
+        },
         // `=="foo"` admits strings only (`=="foo" & int` conflicts); `==[1]` lists only.
         UnaryOp::Eq => match v {
             Value::Num(..) => Kind::NUMBER,

@@ -359,6 +359,24 @@ fn round_with(a: &[Value], mode: Mode) -> R {
     Ok(big_value(round_int(&x, scale, mode)))
 }
 
+/// The largest integer not above `n`.
+pub(crate) fn floor_num(n: &Num) -> Num {
+    if n.is_integral() || n.exponent() < -100_000 {
+        return n.clone();
+    }
+    let (x, scale) = split(n);
+    Num::from_bigint(round_int(&x, scale, Mode::Floor))
+}
+
+/// The smallest integer not below `n`.
+pub(crate) fn ceil_num(n: &Num) -> Num {
+    if n.is_integral() || n.exponent() < -100_000 {
+        return n.clone();
+    }
+    let (x, scale) = split(n);
+    Num::from_bigint(round_int(&x, scale, Mode::Ceil))
+}
+
 fn big_value(b: BigInt) -> Value {
     Value::num(Num::from_bigint(b), NumKind::Int)
 }

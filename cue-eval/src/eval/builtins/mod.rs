@@ -11,7 +11,7 @@
 mod crypto;
 mod encoding;
 mod list;
-mod math;
+pub(super) mod math;
 mod net;
 mod path;
 mod regexp;
@@ -1317,6 +1317,10 @@ impl Runtime {
     /// Where the struct or list `d` was written.
     pub(super) fn written_at(&self, d: VId) -> Option<Span> {
         let vx = self.v(self.deref(d));
+        // A list at its literal (its kind may have been narrowed at the field).
+        if vx.is_list && vx.list_span != Span::default() {
+            return Some(vx.list_span);
+        }
         if vx.val_span != Span::default() {
             return Some(vx.val_span);
         }
