@@ -122,6 +122,25 @@ fn non_concrete_operands_are_each_an_error() {
     assert!(e.subs.is_empty());
 }
 
+/// `matchN` that the value could still satisfy once required fields are given makes it
+/// incomplete, keeping its fields, with one further error per schema lacking a required field
+/// (at the call and at that field); a count that cannot be reached is a permanent error.
+#[test]
+fn match_n_lacking_required_fields_is_incomplete() {
+    let src = "x: matchN(1, [{foo!: string}])\nx: bar: 2\ny: matchN(2, [{foo!: int}])\ny: bar: 2\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    assert!(inst.export().is_err());
+    let e = field_error(&mut inst, "x");
+    assert!(e.is_incomplete(), "{e:?}");
+    assert!(e.msg.contains("does not satisfy matchN"), "{}", e.msg);
+    assert_eq!(e.subs.len(), 1, "{e:?}");
+    assert_eq!(e.subs[0].msg, "field is required but not present");
+    let cols: Vec<_> = e.subs[0].spans.iter().map(|s| s.start).collect();
+    assert_eq!(cols, [3, 15], "{e:?}");
+    let e = field_error(&mut inst, "y");
+    assert!(!e.is_incomplete(), "{e:?}");
+}
+
 /// A definition that embeds a plain struct and is unified with that same struct again keeps the
 /// embedded fields allowed in the definition itself (`cue eval` shows no error there).
 #[test]

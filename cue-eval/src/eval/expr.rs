@@ -265,6 +265,19 @@ impl Runtime {
                         self.lookup_field(w, l, ispan, false)
                     }
                     Value::Bottom(b) => Err(b),
+                    // Not concrete yet: at where the index's value was written.
+                    other if !other.is_concrete_scalar() && !matches!(other, Value::Vertex(_)) => {
+                        let at = self.operand_span(env, *i, Some(cur));
+                        Err(Bottom::with_span(
+                            ErrCode::Incomplete,
+                            format!(
+                                "invalid non-ground value {} (must be concrete {})",
+                                self.value_text(&other),
+                                other.kind().name()
+                            ),
+                            at,
+                        ))
+                    }
                     other => Err(both(
                         if other.is_concrete_scalar() {
                             ErrCode::Eval
@@ -1058,7 +1071,7 @@ impl Runtime {
         }
         // Lists and structs compare only when concrete throughout.
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-            for (side, x, v) in [("left", a, &l), ("right", b, &r)] {
+            for (side, v) in [("left", &l), ("right", &r)] {
                 if let Value::Vertex(w) = v
                     && let Some((path, text)) = self.first_non_concrete(*w)
                 {
@@ -1073,10 +1086,26 @@ impl Runtime {
                             "invalid {side}-hand value to '{}' (type {kind}): {path}: incomplete value {text}",
                             op.as_str()
                         ),
-                        self.prog.span(x),
+                        span,
                     ));
                 }
             }
+        }
+        // A pattern must be a string or bytes (CUE's `regexp` of the right operand).
+        if matches!(op, BinaryOp::Match | BinaryOp::NotMatch)
+            && r.is_concrete_scalar()
+            && !matches!(r, Value::Str(_) | Value::Bytes(_))
+        {
+            let at = self.operand_span(env, b, cur);
+            return Value::Bottom(Bottom::with_spans(
+                ErrCode::Eval,
+                format!(
+                    "cannot use {} (type {}) as type (string|bytes)",
+                    self.value_text(&r),
+                    r.kind().name()
+                ),
+                [span, at],
+            ));
         }
         match self.binary_values(op, l, r, span) {
             // CUE points at the operation and at where each operand's value was written.

@@ -1063,7 +1063,17 @@ impl Runtime {
                 let call = call.clone();
                 self.run_validator(&call, x).is_ok()
             }
-            Value::Vertex(_) => true,
+            // A disjunction (`matchN(2 | 3, ...)`) accepts what one of its values accepts.
+            Value::Vertex(w) => {
+                let w = self.deref(*w);
+                match self.v(w).disj.clone() {
+                    Some(d) => d.alts.iter().any(|&a| {
+                        let av = self.value_of(a);
+                        matches!(av, Value::Vertex(_)) || self.value_accepts(&av, x)
+                    }),
+                    None => true,
+                }
+            }
             other => super::expr::scalar_eq(other, x),
         }
     }
@@ -2281,27 +2291,42 @@ impl Runtime {
             self.validating.push(sp);
             let r = self.run_validator(call, &Value::Vertex(d));
             self.validating.pop();
-            if r.is_ok() {
-                passed.push(i);
-            }
-            if let Err(b) = r
-                && !b.is_incomplete()
-            {
-                let mut bb = (*b).clone();
-                if bb.spans.is_empty() {
-                    // At the call, its scalar arguments and where the struct or list was written.
-                    bb.spans.extend(spans.get(i).copied());
-                    bb.spans.extend(call.arg_spans.iter().copied());
-                    bb.spans.extend(self.written_at(d));
-                    bb.spans.retain(|sp| *sp != Span::default());
-                } else if let Some(&sp) = spans.get(i)
-                    && sp != Span::default()
-                    && !bb.spans.contains(&sp)
-                {
-                    bb.spans.push(sp);
+            let b = match r {
+                Ok(()) => {
+                    passed.push(i);
+                    continue;
                 }
-                let b = Rc::new(bb);
-                self.vm(d).err = Some(b.clone());
+                Err(b) => b,
+            };
+            // An incomplete `matchN` (schemas lacking only required fields) marks the value
+            // incomplete, keeping its fields and the validator, as CUE does.
+            let keep = b.is_incomplete();
+            if keep && (b.subs.is_empty() || self.v(d).err.is_some()) {
+                continue;
+            }
+            let call_at = spans.get(i).copied().filter(|sp| *sp != Span::default());
+            let mut bb = (*b).clone();
+            if bb.spans.is_empty() {
+                // At the call, its scalar arguments and where the struct or list was written.
+                bb.spans.extend(call_at);
+                bb.spans.extend(call.arg_spans.iter().copied());
+                bb.spans.extend(self.written_at(d));
+                bb.spans.retain(|sp| *sp != Span::default());
+            } else if let Some(sp) = call_at
+                && !bb.spans.contains(&sp)
+            {
+                bb.spans.push(sp);
+            }
+            for sub in &mut bb.subs {
+                if let Some(sp) = call_at
+                    && !sub.spans.contains(&sp)
+                {
+                    Rc::make_mut(sub).spans.insert(0, sp);
+                }
+            }
+            let b = Rc::new(bb);
+            self.vm(d).err = Some(b.clone());
+            if !keep {
                 return Some(b);
             }
         }

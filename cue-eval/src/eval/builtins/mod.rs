@@ -653,9 +653,18 @@ impl Runtime {
     /// Where the arguments that are not structs or lists were written: a validator's error
     /// names them (CUE reports the call, its scalar arguments and the value).
     fn scalar_arg_spans(&self, args: &[ExprId], vals: &[Value]) -> Vec<Span> {
+        // A disjunction of scalars (`matchN(2 | 3, ...)`) counts as a scalar.
+        let scalar = |v: &Value| match v {
+            Value::Vertex(w) => self.v(self.deref(*w)).disj.as_ref().is_some_and(|d| {
+                d.alts
+                    .iter()
+                    .all(|&a| self.v(self.deref(a)).scalar.is_some())
+            }),
+            _ => true,
+        };
         args.iter()
             .zip(vals)
-            .filter(|(_, v)| !matches!(v, Value::Vertex(_)))
+            .filter(|(_, v)| scalar(v))
             .map(|(&a, _)| self.prog.span(a))
             .collect()
     }
@@ -747,12 +756,21 @@ impl Runtime {
             let want = params[i + offset];
             if !raw && !v.is_concrete_scalar() && !matches!(v, Value::Vertex(_)) {
                 // A list parameter given a value that may still become a list.
-                let msg = if want == Kind::LIST && v.kind().contains(Kind::LIST) {
-                    format!("non-concrete list for argument {i}")
+                // At the call and, for a scalar, where the value was written.
+                let (msg, at) = if want == Kind::LIST && v.kind().contains(Kind::LIST) {
+                    (format!("non-concrete list for argument {i}"), None)
+                } else if want == Kind::TOP {
+                    (format!("non-concrete argument {i}"), None)
                 } else {
-                    format!("non-concrete argument {}", self.value_text(&v))
+                    let at = self.arg_value_span(env, a, cur);
+                    let text = self.value_text(&v);
+                    (format!("non-concrete value {text}"), Some(at))
                 };
-                return Value::Bottom(Bottom::with_span(ErrCode::Incomplete, msg, span));
+                return Value::Bottom(Bottom::with_spans(
+                    ErrCode::Incomplete,
+                    format!("error in call to {}: {msg}", m.name),
+                    [span].into_iter().chain(at),
+                ));
             }
             if !raw && want != Kind::TOP {
                 let have = match &v {
@@ -1157,7 +1175,8 @@ impl Runtime {
     ) -> Result<(), Rc<Bottom>> {
         match call.func {
             Func::Core(Builtin::MatchN) => {
-                let (count, open) = self.count_matches(x, &call.args[1])?;
+                let (count, missing) = self.count_matches(x, &call.args[1])?;
+                let open = missing.len();
                 let accepts = |this: &mut Runtime, k: usize| {
                     let n = Value::int(k as i64);
                     match &call.args[0] {
@@ -1180,9 +1199,24 @@ impl Runtime {
                     self.value_text(&call.args[0])
                 ));
                 if could {
-                    let mut bb = (*b).clone();
-                    bb.code = ErrCode::Incomplete;
-                    return Err(Rc::new(bb));
+                    // Each schema that lacks a required field says so in a further error, at
+                    // the field's declaration (the caller adds the call's position).
+                    let subs = missing
+                        .into_iter()
+                        .map(|a| {
+                            let spans = self.v(a).conjuncts.iter().map(|c| c.span);
+                            Bottom::with_spans(
+                                ErrCode::Incomplete,
+                                "field is required but not present",
+                                spans,
+                            )
+                        })
+                        .collect();
+                    return Err(Rc::new(Bottom {
+                        code: ErrCode::Incomplete,
+                        subs,
+                        ..(*b).clone()
+                    }));
                 }
                 Err(b)
             }
@@ -1263,46 +1297,55 @@ impl Runtime {
         }
     }
 
-    /// How many schemas `x` matches, and how many more it matches but for required fields it
-    /// does not have yet.
+    /// How many schemas `x` matches, and for each schema it matches but for a required field
+    /// it does not have yet, that field (in the unification).
     pub(super) fn count_matches(
         &mut self,
         x: &Value,
         schemas: &Value,
-    ) -> Result<(usize, usize), Rc<Bottom>> {
+    ) -> Result<(usize, Vec<VId>), Rc<Bottom>> {
         let Value::Vertex(w) = schemas else {
             return Err(Bottom::eval("matchN: schemas must be a list"));
         };
         let elems = self.list_elems(*w);
-        let (mut count, mut open) = (0, 0);
+        let (mut count, mut open) = (0, Vec::new());
         for e in elems {
             match self.schema_match(x, &Value::Vertex(e)) {
-                Some(true) => count += 1,
-                None => open += 1,
-                Some(false) => {}
+                Ok(true) => count += 1,
+                Err(path) => {
+                    // The field as the schema declares it.
+                    let mut f = Some(self.deref(e));
+                    for l in path {
+                        f = f.and_then(|s| self.arc(s, l)).map(|a| self.deref(a));
+                    }
+                    open.push(f.unwrap_or(e));
+                }
+                Ok(false) => {}
             }
         }
         Ok((count, open))
     }
 
-    /// Whether `x` matches `schema`: `None` when it does but for missing required fields.
-    fn schema_match(&mut self, x: &Value, schema: &Value) -> Option<bool> {
+    /// Whether `x` matches `schema`: `Err(path)` when it does but for the missing required
+    /// field at `path`.
+    fn schema_match(&mut self, x: &Value, schema: &Value) -> Result<bool, Vec<Label>> {
         let Some(_nest) = Nesting::enter() else {
-            return Some(false);
+            return Ok(false);
         };
         let a = self.unify_values(&[x.clone(), schema.clone()]);
         if self.finalize(a, false).is_some() || self.v(self.deref(a)).err.is_some() {
-            return Some(false);
+            return Ok(false);
         }
         if let Value::Vertex(xv) = x
             && !self.defaults_kept(*xv, a, 0)
         {
-            return Some(false);
+            return Ok(false);
         }
-        if self.lacks_required(self.deref(a), 0) {
-            None
+        let mut path = Vec::new();
+        if self.missing_required(self.deref(a), &mut path) {
+            Err(path)
         } else {
-            Some(true)
+            Ok(true)
         }
     }
 
@@ -1368,9 +1411,9 @@ impl Runtime {
         true
     }
 
-    /// Whether a required field below `v` has no value.
-    fn lacks_required(&mut self, v: VId, depth: usize) -> bool {
-        if depth > MAX_NESTING {
+    /// Whether a required field below `v` has no value; `path` ends up holding its labels.
+    fn missing_required(&mut self, v: VId, path: &mut Vec<Label>) -> bool {
+        if path.len() > MAX_NESTING {
             return false;
         }
         let arcs = self.v(v).arcs.clone();
@@ -1379,16 +1422,18 @@ impl Runtime {
             if !ax.label.is_regular() {
                 continue;
             }
+            path.push(ax.label);
             match ax.arc_type {
                 ArcType::Required => return true,
-                ArcType::Optional => continue,
+                ArcType::Optional => {}
                 ArcType::Member => {
                     let d = self.deref(a);
-                    if self.lacks_required(d, depth + 1) {
+                    if self.missing_required(d, path) {
                         return true;
                     }
                 }
             }
+            path.pop();
         }
         false
     }
