@@ -1084,12 +1084,13 @@ impl Runtime {
         let old = self.v(v).kind;
         let new = old.and(k);
         if new.is_empty() {
+            // CUE names the value that set the node's kind first, then the new one.
             let msg = format!(
                 "conflicting values {} and {} (mismatched types {} and {})",
-                what,
                 self.describe_node(v),
-                k.name(),
-                old.name()
+                what,
+                old.name(),
+                k.name()
             );
             self.conflict_at(v, msg, span);
             false
@@ -1129,6 +1130,13 @@ impl Runtime {
         }
         if vx.is_list {
             return self.list_lit_text(vx.list_span);
+        }
+        // The bound or validator that set the kind (`>=1` in `>=1 & <=5 & string`).
+        if vx.val_span != Span::default()
+            && let Some(i) = vx.cons_spans.iter().position(|s| *s == vx.val_span)
+            && let Some(c) = vx.constraints.get(i)
+        {
+            return self.value_text(c);
         }
         vx.kind.name()
     }
