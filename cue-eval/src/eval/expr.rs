@@ -771,6 +771,17 @@ impl Runtime {
                                 bb.spans.push(span);
                                 Value::Bottom(Rc::new(bb))
                             }
+                            // A permanent error of the referenced field keeps its path there,
+                            // as CUE reports it.
+                            Value::Bottom(b)
+                                if b.at.is_none()
+                                    && !b.child
+                                    && matches!(b.code, ErrCode::Eval | ErrCode::User) =>
+                            {
+                                let at = self.deref(w);
+                                let at = (!self.v(at).anonymous).then_some(at);
+                                Value::Bottom(Rc::new(Bottom { at, ..(*b).clone() }))
+                            }
                             v => v,
                         }
                     }

@@ -428,6 +428,12 @@ impl Runtime {
                     | Expr::Import(_) => match self.resolve(c.env.as_ref(), id, v) {
                         Ok(Resolved::Vertex(w)) => self.add_ref(v, st, w, &c, span),
                         Ok(Resolved::Value(val)) => self.add_value(v, st, val, span, &c),
+                        // An error without a position of its own is at the reference.
+                        Err(b) if b.spans.is_empty() && b.code == ErrCode::Incomplete => {
+                            let mut bb = (*b).clone();
+                            bb.spans.push(span);
+                            self.set_err(v, Rc::new(bb));
+                        }
                         Err(b) => self.set_err(v, b),
                     },
                     Expr::Call(f, args)
