@@ -446,7 +446,8 @@ impl Runtime {
                         && !sx.is_disjunct
                         && sx.disj.is_none()
                     {
-                        return Err(e.clone());
+                        let e = e.clone();
+                        return Err(self.error_of_field(e, scope));
                     }
                 }
                 let at = self.v(a).arc_type;
@@ -771,17 +772,7 @@ impl Runtime {
                                 bb.spans.push(span);
                                 Value::Bottom(Rc::new(bb))
                             }
-                            // A permanent error of the referenced field keeps its path there,
-                            // as CUE reports it.
-                            Value::Bottom(b)
-                                if b.at.is_none()
-                                    && !b.child
-                                    && matches!(b.code, ErrCode::Eval | ErrCode::User) =>
-                            {
-                                let at = self.deref(w);
-                                let at = (!self.v(at).anonymous).then_some(at);
-                                Value::Bottom(Rc::new(Bottom { at, ..(*b).clone() }))
-                            }
+                            Value::Bottom(b) => Value::Bottom(self.error_of_field(b, w)),
                             v => v,
                         }
                     }
@@ -1153,6 +1144,22 @@ impl Runtime {
             Expr::Unary(_, a) => self.is_type_literal(*a),
             _ => false,
         }
+    }
+
+    /// The error `b` of field `w` as seen through a reference: a permanent error keeps the path
+    /// of the field it belongs to, as CUE reports it.
+    fn error_of_field(&self, b: Rc<Bottom>, w: VId) -> Rc<Bottom> {
+        if b.at.is_some() || b.child || !matches!(b.code, ErrCode::Eval | ErrCode::User) {
+            return b;
+        }
+        let w = self.deref(w);
+        if self.v(w).anonymous {
+            return b;
+        }
+        Rc::new(Bottom {
+            at: Some(w),
+            ..(*b).clone()
+        })
     }
 
     /// Whether `x` refers to a field or let (directly, by selection, index or optional reference).
