@@ -156,10 +156,12 @@ impl Runtime {
         for (w, c, span) in std::mem::take(&mut st.optional_refs) {
             self.add_ref(v, &mut st, w, &c, span);
         }
+        self.in_tasks.push(v);
         self.run_tasks(v, &mut st);
         if !st.postponed.is_empty() {
             self.retry_postponed(v, &mut st);
         }
+        self.in_tasks.pop();
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
@@ -846,9 +848,10 @@ impl Runtime {
                     label,
                     arc,
                     value,
-                    span,
+                    span: fspan,
                     ..
                 } => {
+                    self.check_frozen(v, *label, span);
                     let a = self.get_arc(v, *label, *arc);
                     let mut cci = child_ci.clone();
                     if *arc != ArcType::Member {
@@ -863,7 +866,7 @@ impl Runtime {
                             env: Some(frame.clone()),
                             x: CExpr::Expr(*value),
                             ci: cci,
-                            span: *span,
+                            span: *fspan,
                         },
                     );
                 }
@@ -1502,6 +1505,7 @@ impl Runtime {
         {
             *slot = Some(label);
         }
+        self.check_frozen(v, label, self.prog.span(value));
         let a = self.get_arc(v, label, arc);
         let mut cci = ci;
         if arc != ArcType::Member {
@@ -1711,8 +1715,18 @@ impl Runtime {
             }
             ir::Clause::For { key, value, source } => {
                 let src = self.eval_value(Some(&env), *source, Some(v));
+                let mut frozen_src = None;
                 let src = match src {
                     Value::Vertex(w) => w,
+                    Value::Bottom(b) if b.code == ErrCode::Cycle => {
+                        match self.evaluating_source(&env, *source, v) {
+                            Some(w) => {
+                                frozen_src = Some(w);
+                                w
+                            }
+                            None => return Err(b),
+                        }
+                    }
                     Value::Bottom(b) => return Err(b),
                     other => {
                         let span = self.prog.span(*source);
@@ -1757,6 +1771,9 @@ impl Runtime {
                         span,
                     ));
                 }
+                if frozen_src.is_some() {
+                    self.freeze_fields(src);
+                }
                 let arcs = self.v(src).arcs.clone();
                 for a in arcs {
                     let (l, at) = (self.v(a).label, self.v(a).arc_type);
@@ -1798,6 +1815,10 @@ impl Runtime {
                         dyn_label: None,
                     });
                     self.clauses(v, e, rest, body, out)?;
+                    if frozen_src.is_some() && self.v(a).status != Status::Unprocessed {
+                        // The loop looked into this field of a frozen source.
+                        self.freeze_fields(a);
+                    }
                 }
                 Ok(())
             }
