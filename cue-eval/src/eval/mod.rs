@@ -18,6 +18,7 @@
 pub mod api;
 pub mod builtins;
 pub mod compile;
+mod condcheck;
 mod disjunct;
 mod explicitopen;
 pub mod export;
@@ -325,6 +326,10 @@ pub struct Runtime {
     /// The vertices being evaluated whose own conjuncts are all added (they are running their
     /// dynamic fields, embeddings and comprehensions), innermost last.
     pub in_tasks: Vec<VId>,
+    /// The node whose comprehension condition is being evaluated, and the `_|_` tests it
+    /// answered on incomplete values (see `condcheck.rs`).
+    pub cond_node: Option<VId>,
+    pub post_checks: Vec<condcheck::PostCheck>,
 }
 
 impl Default for Runtime {
@@ -358,6 +363,8 @@ impl Runtime {
             split_lets: Default::default(),
             frozen: Default::default(),
             in_tasks: Vec::new(),
+            cond_node: None,
+            post_checks: Vec::new(),
         }
     }
 

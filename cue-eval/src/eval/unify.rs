@@ -162,6 +162,7 @@ impl Runtime {
             self.retry_postponed(v, &mut st);
         }
         self.in_tasks.pop();
+        self.run_post_checks(v);
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
@@ -1658,7 +1659,9 @@ impl Runtime {
         };
         match first {
             ir::Clause::If(cond) => {
+                let outer = self.cond_node.replace(v);
                 let c = self.eval_value(Some(&env), *cond, Some(v));
+                self.cond_node = outer;
                 match self.concrete(c)? {
                     Value::Bool(true) => self.clauses(v, env, rest, body, out),
                     Value::Bool(false) => Ok(()),
