@@ -524,8 +524,11 @@ impl Runtime {
             // reference), so the error lands where the structure really repeats; otherwise it
             // waits, and the node is a structural cycle if nothing else comes.
             if self.v(v).anonymous {
-                // An inline struct (`{a}.b`) is not rooted: it gets no second round.
-                let b = Bottom::new(ErrCode::StructuralCycle, "structural cycle");
+                // An inline struct (`{a}.b`) is not rooted: it gets no second round. CUE
+                // reports an inline unification (`(f & {n: 1}).out`) at the reference that
+                // closes the cycle, an embedding in an inline literal without a position.
+                let sp = if c.ci.embedded { Span::default() } else { span };
+                let b = Bottom::with_spans(ErrCode::StructuralCycle, "structural cycle", [sp]);
                 self.set_err(v, b);
                 return;
             }
