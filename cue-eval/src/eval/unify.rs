@@ -2011,6 +2011,18 @@ impl Runtime {
             }
             let ok = reqs.iter().all(|&r| self.arc_allowed(a, r));
             if !ok {
+                // A field that is a structural cycle is reported as one (CUE finds the cycle
+                // while evaluating the field, before the closedness check).
+                self.evaluate(a);
+                if self
+                    .v(a)
+                    .err
+                    .as_ref()
+                    .is_some_and(|e| e.code == ErrCode::StructuralCycle)
+                {
+                    continue;
+                }
+                self.reset(a);
                 let spans = self.not_allowed_spans(a);
                 let b = Rc::new(Bottom {
                     code: ErrCode::Eval,
