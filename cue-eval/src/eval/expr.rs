@@ -970,17 +970,29 @@ impl Runtime {
     }
 
     /// `x == _|_`: whether x fails to evaluate to a (non-failing) value.
-    fn is_bottom_test(
+    pub(super) fn is_bottom_test(
         &mut self,
         env: Option<&EnvRef>,
         x: ExprId,
         cur: Option<VId>,
     ) -> Result<bool, Rc<Bottom>> {
+        // A plain reference to an optional or required field that is not (yet) a regular one is
+        // not defined: `a?: 1, if a == _|_ {…}` fires.
+        if matches!(self.prog.expr(x), Expr::FieldRef { .. })
+            && let Ok(Resolved::Vertex(w)) = self.resolve(env, x, cur.unwrap_or(0))
+            && self.v(w).arc_type != ArcType::Member
+        {
+            self.note_post_check(env, x, cur, true);
+            return Ok(true);
+        }
         let v = self.eval_value(env, x, cur);
         match v {
             Value::Bottom(b) => {
                 if b.code == ErrCode::Cycle {
                     return Err(b);
+                }
+                if b.code == ErrCode::Incomplete {
+                    self.note_post_check(env, x, cur, true);
                 }
                 Ok(true)
             }

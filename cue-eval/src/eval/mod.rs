@@ -18,10 +18,12 @@
 pub mod api;
 pub mod builtins;
 pub mod compile;
+mod condcheck;
 mod disjunct;
 mod explicitopen;
 pub mod export;
 mod expr;
+mod freeze;
 pub mod ir;
 pub mod label;
 pub mod print;
@@ -318,6 +320,16 @@ pub struct Runtime {
     /// each further surrounding frame, by struct vertex and let label. The first addition uses
     /// the vertex's own let arc.
     pub split_lets: rustc_hash::FxHashMap<(VId, Label), SplitLets>,
+    /// Vertices whose field set a comprehension saw while they were being evaluated, with the
+    /// regular labels they had then (see `freeze.rs`).
+    pub frozen: rustc_hash::FxHashMap<VId, Vec<Label>>,
+    /// The vertices being evaluated whose own conjuncts are all added (they are running their
+    /// dynamic fields, embeddings and comprehensions), innermost last.
+    pub in_tasks: Vec<VId>,
+    /// The node whose comprehension condition is being evaluated, and the `_|_` tests it
+    /// answered on incomplete values (see `condcheck.rs`).
+    pub cond_node: Option<VId>,
+    pub post_checks: Vec<condcheck::PostCheck>,
 }
 
 impl Default for Runtime {
@@ -349,6 +361,10 @@ impl Runtime {
             validating: Vec::new(),
             or_memo: Default::default(),
             split_lets: Default::default(),
+            frozen: Default::default(),
+            in_tasks: Vec::new(),
+            cond_node: None,
+            post_checks: Vec::new(),
         }
     }
 

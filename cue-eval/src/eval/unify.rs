@@ -156,10 +156,13 @@ impl Runtime {
         for (w, c, span) in std::mem::take(&mut st.optional_refs) {
             self.add_ref(v, &mut st, w, &c, span);
         }
+        self.in_tasks.push(v);
         self.run_tasks(v, &mut st);
         if !st.postponed.is_empty() {
             self.retry_postponed(v, &mut st);
         }
+        self.in_tasks.pop();
+        self.run_post_checks(v);
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
@@ -533,8 +536,11 @@ impl Runtime {
             // reference), so the error lands where the structure really repeats; otherwise it
             // waits, and the node is a structural cycle if nothing else comes.
             if self.v(v).anonymous {
-                // An inline struct (`{a}.b`) is not rooted: it gets no second round.
-                let b = Bottom::new(ErrCode::StructuralCycle, "structural cycle");
+                // An inline struct (`{a}.b`) is not rooted: it gets no second round. CUE
+                // reports an inline unification (`(f & {n: 1}).out`) at the reference that
+                // closes the cycle, an embedding in an inline literal without a position.
+                let sp = if c.ci.embedded { Span::default() } else { span };
+                let b = Bottom::with_spans(ErrCode::StructuralCycle, "structural cycle", [sp]);
                 self.set_err(v, b);
                 return;
             }
@@ -858,9 +864,10 @@ impl Runtime {
                     label,
                     arc,
                     value,
-                    span,
+                    span: fspan,
                     ..
                 } => {
+                    self.check_frozen(v, *label, span);
                     let a = self.get_arc(v, *label, *arc);
                     let mut cci = child_ci.clone();
                     if *arc != ArcType::Member {
@@ -875,7 +882,7 @@ impl Runtime {
                             env: Some(frame.clone()),
                             x: CExpr::Expr(*value),
                             ci: cci,
-                            span: *span,
+                            span: *fspan,
                         },
                     );
                 }
@@ -1565,6 +1572,7 @@ impl Runtime {
         {
             *slot = Some(label);
         }
+        self.check_frozen(v, label, self.prog.span(value));
         let a = self.get_arc(v, label, arc);
         let mut cci = ci;
         if arc != ArcType::Member {
@@ -1717,7 +1725,9 @@ impl Runtime {
         };
         match first {
             ir::Clause::If(cond, clause_span) => {
+                let outer = self.cond_node.replace(v);
                 let c = self.eval_value(Some(&env), *cond, Some(v));
+                self.cond_node = outer;
                 match self.concrete(c)? {
                     Value::Bool(true) => self.clauses(v, env, rest, body, out),
                     Value::Bool(false) => Ok(()),
@@ -1780,8 +1790,18 @@ impl Runtime {
             }
             ir::Clause::For { key, value, source } => {
                 let src = self.eval_value(Some(&env), *source, Some(v));
+                let mut frozen_src = None;
                 let src = match src {
                     Value::Vertex(w) => w,
+                    Value::Bottom(b) if b.code == ErrCode::Cycle => {
+                        match self.evaluating_source(&env, *source, v) {
+                            Some(w) => {
+                                frozen_src = Some(w);
+                                w
+                            }
+                            None => return Err(b),
+                        }
+                    }
                     Value::Bottom(b) => return Err(b),
                     other => {
                         let span = self.prog.span(*source);
@@ -1826,6 +1846,9 @@ impl Runtime {
                         span,
                     ));
                 }
+                if frozen_src.is_some() {
+                    self.freeze_fields(src);
+                }
                 let arcs = self.v(src).arcs.clone();
                 for a in arcs {
                     let (l, at) = (self.v(a).label, self.v(a).arc_type);
@@ -1867,6 +1890,10 @@ impl Runtime {
                         dyn_label: None,
                     });
                     self.clauses(v, e, rest, body, out)?;
+                    if frozen_src.is_some() && self.v(a).status != Status::Unprocessed {
+                        // The loop looked into this field of a frozen source.
+                        self.freeze_fields(a);
+                    }
                 }
                 Ok(())
             }
@@ -2052,6 +2079,18 @@ impl Runtime {
             }
             let ok = reqs.iter().all(|&r| self.arc_allowed(a, r));
             if !ok {
+                // A field that is a structural cycle is reported as one (CUE finds the cycle
+                // while evaluating the field, before the closedness check).
+                self.evaluate(a);
+                if self
+                    .v(a)
+                    .err
+                    .as_ref()
+                    .is_some_and(|e| e.code == ErrCode::StructuralCycle)
+                {
+                    continue;
+                }
+                self.reset(a);
                 let spans = self.not_allowed_spans(a);
                 let b = Rc::new(Bottom {
                     code: ErrCode::Eval,
