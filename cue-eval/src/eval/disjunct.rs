@@ -167,9 +167,11 @@ impl Runtime {
             (vx.parent, vx.label, vx.arc_type, vx.conjuncts.clone())
         };
         let inherited = self.v(v).choices.clone();
+        let of = self.v(v).clone_of.unwrap_or(v);
         let c = self.new_vertex(parent, label, at);
         let cx = self.vm(c);
         cx.is_disjunct = true;
+        cx.clone_of = Some(of);
         cx.conjuncts = conjs;
         let mut all = inherited.map(|r| (*r).clone()).unwrap_or_default();
         all.extend(choices);

@@ -219,6 +219,8 @@ pub struct Vertex {
     pub is_def_node: bool,
     /// Set on a clone made for one disjunct.
     pub is_disjunct: bool,
+    /// On a disjunct clone: the vertex whose disjunction it is an alternative of.
+    pub clone_of: Option<VId>,
     /// A default mark for clones.
     pub default_mode: u8,
     /// A vertex evaluated for an inline expression; it has no path.
@@ -266,6 +268,7 @@ impl Vertex {
             open_groups: Vec::new(),
             is_def_node: false,
             is_disjunct: false,
+            clone_of: None,
             default_mode: 0,
             anonymous: false,
             cycle_epoch: 0,

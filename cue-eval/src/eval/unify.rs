@@ -471,7 +471,7 @@ impl Runtime {
         if w == v {
             return;
         }
-        let ancestor = self.is_ancestor(w, v);
+        let ancestor = self.is_enclosing(w, v);
         if !ancestor
             && !st.conjuncts_done
             && !st.has_non_cyclic
@@ -715,6 +715,19 @@ impl Runtime {
     pub(super) fn is_ancestor(&self, a: VId, mut v: VId) -> bool {
         while let Some(p) = self.v(v).parent {
             if p == a {
+                return true;
+            }
+            v = p;
+        }
+        false
+    }
+
+    /// Whether `a` encloses `v` for cycle detection: an ancestor, or the vertex whose
+    /// disjunction an ancestor is an alternative of (CUE counts a node under evaluation as an
+    /// ancestor, so `c: 1 | {d: c}` is `1`: the second disjunct is a structural cycle).
+    fn is_enclosing(&self, a: VId, mut v: VId) -> bool {
+        while let Some(p) = self.v(v).parent {
+            if p == a || self.v(p).clone_of == Some(a) {
                 return true;
             }
             v = p;
