@@ -234,6 +234,9 @@ impl Runtime {
             if let Some(e) = own(&self.v(ad).err) {
                 return Some(e);
             }
+            if let Some(e) = self.pending_validator_error(ad) {
+                return Some(e);
+            }
         }
         None
     }

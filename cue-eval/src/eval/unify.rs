@@ -2287,6 +2287,31 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// The incomplete result of a struct or list validator still pending on the finalized `d`
+    /// (`{c: 1} & struct.MinFields(2)`): CUE records it as the value's incomplete error.
+    pub(super) fn pending_validator_error(&mut self, d: VId) -> Option<Rc<Bottom>> {
+        let vx = self.v(d);
+        if vx.scalar.is_some() || vx.err.is_some() || vx.disj.is_some() {
+            return None;
+        }
+        let cons = vx.constraints.clone();
+        for c in &cons {
+            let Value::Validator(call) = c else { continue };
+            if self.validating.len() > 64 {
+                return None;
+            }
+            self.validating.push(Span::default());
+            let r = self.run_validator(call, &Value::Vertex(d));
+            self.validating.pop();
+            if let Err(b) = r
+                && b.is_incomplete()
+            {
+                return Some(b);
+            }
+        }
+        None
+    }
+
     /// Checks `==x` / `!=x` with a struct or list `x` against the final struct or list `d`
     /// (structcmp): `Ok(false)` while `d` is not concrete throughout (the bound stays).
     fn check_composite_bound(
