@@ -451,7 +451,8 @@ impl Runtime {
                     }
                 }
                 let at = self.v(a).arc_type;
-                if at == ArcType::Optional && !static_ref {
+                // A plain identifier naming an optional field too (`a?: 3, b: a`), as in CUE.
+                if at == ArcType::Optional {
                     return Err(Bottom::with_span(
                         ErrCode::Incomplete,
                         format!(

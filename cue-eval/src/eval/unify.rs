@@ -486,7 +486,7 @@ impl Runtime {
         if w == v {
             return;
         }
-        let ancestor = self.is_ancestor(w, v);
+        let ancestor = self.is_enclosing(w, v);
         if !ancestor
             && !st.conjuncts_done
             && !st.has_non_cyclic
@@ -733,6 +733,19 @@ impl Runtime {
     pub(super) fn is_ancestor(&self, a: VId, mut v: VId) -> bool {
         while let Some(p) = self.v(v).parent {
             if p == a {
+                return true;
+            }
+            v = p;
+        }
+        false
+    }
+
+    /// Whether `a` encloses `v` for cycle detection: an ancestor, or the vertex whose
+    /// disjunction an ancestor is an alternative of (CUE counts a node under evaluation as an
+    /// ancestor, so `c: 1 | {d: c}` is `1`: the second disjunct is a structural cycle).
+    fn is_enclosing(&self, a: VId, mut v: VId) -> bool {
+        while let Some(p) = self.v(v).parent {
+            if p == a || self.v(p).clone_of == Some(a) {
                 return true;
             }
             v = p;
@@ -2396,6 +2409,31 @@ impl Runtime {
 }
 
 impl Runtime {
+    /// The incomplete result of a struct or list validator still pending on the finalized `d`
+    /// (`{c: 1} & struct.MinFields(2)`): CUE records it as the value's incomplete error.
+    pub(super) fn pending_validator_error(&mut self, d: VId) -> Option<Rc<Bottom>> {
+        let vx = self.v(d);
+        if vx.scalar.is_some() || vx.err.is_some() || vx.disj.is_some() {
+            return None;
+        }
+        let cons = vx.constraints.clone();
+        for c in &cons {
+            let Value::Validator(call) = c else { continue };
+            if self.validating.len() > 64 {
+                return None;
+            }
+            self.validating.push(Span::default());
+            let r = self.run_validator(call, &Value::Vertex(d));
+            self.validating.pop();
+            if let Err(b) = r
+                && b.is_incomplete()
+            {
+                return Some(b);
+            }
+        }
+        None
+    }
+
     /// Checks `==x` / `!=x` with a struct or list `x` against the final struct or list `d`
     /// (structcmp): `Ok(false)` while `d` is not concrete throughout (the bound stays).
     fn check_composite_bound(
