@@ -722,11 +722,16 @@ impl Runtime {
         false
     }
 
+    /// Whether the path of `v` goes through a definition. An inline value (`{x: 1}.x`) is
+    /// not reached through the path of the node that uses it: the search stops there.
     pub(super) fn path_has_def(&self, mut v: VId) -> bool {
         loop {
             let vx = self.v(v);
             if vx.label.is_def() {
                 return true;
+            }
+            if vx.anonymous {
+                return false;
             }
             match vx.parent {
                 Some(p) => v = p,
