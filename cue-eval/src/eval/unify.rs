@@ -613,7 +613,8 @@ impl Runtime {
         {
             self.evaluate(p);
         }
-        let def = self.path_has_def(w);
+        let def = self.path_has_def(w)
+            && (matches!(c.x, CExpr::Expr(id) if self.names_def(id)) || self.def_between(w, v));
         let len = c.ci.refs.as_ref().map_or(0, |r| r.len) + 1;
         if len as usize > MAX_DEPTH / 2 {
             let b = Bottom::with_span(
@@ -735,6 +736,39 @@ impl Runtime {
             }
             match vx.parent {
                 Some(p) => v = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Whether reference expression `x` names a definition (`#A`, `a.#B.c`, `#L[0]`).
+    fn names_def(&self, x: ExprId) -> bool {
+        match self.prog.expr(x) {
+            Expr::FieldRef { label, .. } => label.is_def(),
+            Expr::Selector(x, l) => l.is_def() || self.names_def(*x),
+            Expr::Index(x, _) => self.names_def(*x),
+            _ => false,
+        }
+    }
+
+    /// Whether a reference at `v` to `w` enters a definition: the path from `w` up to the
+    /// nearest node that is `v` or one of its ancestors crosses a definition. A reference
+    /// inside a definition to another field of it (`#S: {f: g & {n: 1}, g: {}}`) does not:
+    /// CUE closes only what a reference to a definition brings in.
+    fn def_between(&self, mut w: VId, v: VId) -> bool {
+        loop {
+            if w == v || self.is_ancestor(w, v) {
+                return false;
+            }
+            let wx = self.v(w);
+            if wx.label.is_def() {
+                return true;
+            }
+            if wx.anonymous {
+                return false;
+            }
+            match wx.parent {
+                Some(p) => w = p,
                 None => return false,
             }
         }
