@@ -668,12 +668,24 @@ impl Runtime {
             return;
         }
         let ref_group = self.embed_scope(v, c, def_group);
+        // A value selected out of an inline expression (`(f & {in: #A}).out`) is opened: the
+        // definitions that closed it there do not close it here (CUE's `OpenInline`); `close()`
+        // still does.
+        let inline = def_group.is_none() && self.inside_inline(w);
+        let mut inline_group = None;
         for wc in conjs {
             // A conjunct that carries no closedness of its own belongs, at its new place, to the
             // group of the reference (so what a definition embeds through it is allowed there).
             let group = match def_group {
                 Some(g) => g,
                 None if !self.group_closed(wc.ci.group) => ref_group,
+                None if inline && !self.closed_by_close(wc.ci.group) => {
+                    *inline_group.get_or_insert_with(|| {
+                        let g = self.new_group(ref_group, true, true, false, v);
+                        self.groups[g as usize].inline = true;
+                        g
+                    })
+                }
                 None => wc.ci.group,
             };
             let ci = CloseInfo {
@@ -739,6 +751,35 @@ impl Runtime {
                 None => return false,
             }
         }
+    }
+
+    /// Whether `w` lies inside a vertex evaluated for an inline expression.
+    fn inside_inline(&self, mut w: VId) -> bool {
+        loop {
+            let wx = self.v(w);
+            if wx.anonymous {
+                return true;
+            }
+            match wx.parent {
+                Some(p) => w = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Whether group `g` or one it lies in is a `close()` (a closed group that is not
+    /// recursive).
+    fn closed_by_close(&self, mut g: u32) -> bool {
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            let gr = &self.groups[g as usize];
+            if gr.closed && !gr.recursive {
+                return true;
+            }
+            g = gr.parent;
+        }
+        false
     }
 
     /// Whether reference expression `x` names a definition (`#A`, `a.#B.c`, `#L[0]`).
@@ -2008,6 +2049,7 @@ impl Runtime {
         // Requirements lifted by a `...` in a literal inside them.
         let reqs: Vec<u32> = reqs
             .into_iter()
+            .filter(|&r| !self.groups[r as usize].inline)
             .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
             .filter(|&r| !self.embedded_in_open_literal(r, &opens))
             .collect();
