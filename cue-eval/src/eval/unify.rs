@@ -434,7 +434,7 @@ impl Runtime {
                         if matches!(self.prog.expr(*f), Expr::Builtin(Builtin::Close))
                             && args.len() == 1 =>
                     {
-                        let g = self.new_group(c.ci.group, true, false, false, v);
+                        let g = self.new_group(c.ci.group, true, false, c.ci.embedded, v);
                         let mut c2 = c.clone();
                         c2.x = CExpr::Expr(args[0]);
                         c2.ci.group = g;
