@@ -437,7 +437,15 @@ impl Runtime {
                     }
                 }
                 let at = self.v(a).arc_type;
-                if at == ArcType::Optional && !static_ref {
+                // A field reference waits until its struct has all its conjuncts: another may
+                // still make the field regular.
+                let settled = || {
+                    matches!(
+                        self.v(scope).status,
+                        Status::Evaluated | Status::Finalizing | Status::Finalized
+                    )
+                };
+                if at == ArcType::Optional && (!static_ref || settled()) {
                     return Err(Bottom::with_span(
                         ErrCode::Incomplete,
                         format!(
