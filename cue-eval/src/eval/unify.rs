@@ -2121,8 +2121,12 @@ impl Runtime {
     }
 
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
-        let rg = &self.groups[r as usize];
-        let relax = if rg.embedded {
+        // The embedded definition `r` lies in (`out: {#A, a: b: 1}` with `#A: a?: #B`: `#B` is
+        // reached through the embedding), if any: fields from outside it but inside the
+        // enclosing literal are evidence.
+        let e = self.embedded_def_around(r);
+        let relax = if let Some(e) = e {
+            let rg = &self.groups[e as usize];
             let mut p = rg.parent;
             // Through the groups of definitions referred to at the same node (`#A: #B`).
             while p != 0 && {
@@ -2149,8 +2153,28 @@ impl Runtime {
                 || relax.is_some_and(|p| {
                     (p == 0 || self.group_within(c.ci.group, p))
                         && !scope.is_some_and(|e| self.group_within(c.ci.group, e))
+                        && !e.is_some_and(|e| e != r && self.group_within(c.ci.group, e))
                 })
         }) || self.allowed_by_embed_scope(a, r)
+    }
+
+    /// `r` if it is an embedded group, else the nearest embedded definition group around it.
+    fn embedded_def_around(&self, r: u32) -> Option<u32> {
+        let rg = &self.groups[r as usize];
+        if rg.embedded {
+            return Some(r);
+        }
+        let mut g = rg.parent;
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            let gr = &self.groups[g as usize];
+            if gr.embedded && gr.closed && gr.recursive {
+                return Some(g);
+            }
+            g = gr.parent;
+        }
+        None
     }
 
     /// Whether `v` is the root of the package (not an anonymous vertex).
