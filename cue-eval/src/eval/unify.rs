@@ -2100,8 +2100,22 @@ impl Runtime {
         if !rg.embedded || rg.parent == 0 || self.is_embed_and(rg.parent) {
             return false;
         }
+        // The literal that embeds `r` or one it is embedded in on the way to the embedding
+        // literal (`x: {A}` with `A: {#B, ...}`).
         let p = self.embedding_literal(rg.parent);
-        p != 0 && opens.contains(&p)
+        let mut g = rg.parent;
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            if opens.contains(&g) {
+                return true;
+            }
+            if g == p {
+                break;
+            }
+            g = self.groups[g as usize].parent;
+        }
+        false
     }
 
     /// The literal whose fields count as evidence for a definition embedded in literal group
