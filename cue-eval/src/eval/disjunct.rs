@@ -471,7 +471,10 @@ impl Runtime {
         INLINE_PKG.with_borrow(|p| {
             p.as_deref().is_some_and(|p| {
                 let labels = &self.prog.labels;
-                labels.name(m).strip_suffix(p).and_then(|n| n.strip_suffix('$'))
+                labels
+                    .name(m)
+                    .strip_suffix(p)
+                    .and_then(|n| n.strip_suffix('$'))
                     == Some(labels.name(l))
             })
         })

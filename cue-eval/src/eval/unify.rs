@@ -679,13 +679,12 @@ impl Runtime {
             let group = match def_group {
                 Some(g) => g,
                 None if !self.group_closed(wc.ci.group) => ref_group,
-                None if inline && !self.closed_by_close(wc.ci.group) => {
-                    *inline_group.get_or_insert_with(|| {
+                None if inline && !self.closed_by_close(wc.ci.group) => *inline_group
+                    .get_or_insert_with(|| {
                         let g = self.new_group(ref_group, true, true, false, v);
                         self.groups[g as usize].inline = true;
                         g
-                    })
-                }
+                    }),
                 None => wc.ci.group,
             };
             let ci = CloseInfo {
