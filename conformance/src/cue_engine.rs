@@ -350,7 +350,10 @@ impl Engine for CueEval {
     ) -> Result<(), String> {
         let v = Self::find(inst, path)?;
         let e = inst.eval_expr_text(&expected.expr)?;
-        if inst.rt.vertices_equal_inline(v, e) {
+        if inst
+            .rt
+            .vertices_equal_inline_in(v, e, expected.package.as_deref())
+        {
             Ok(())
         } else {
             Err(format!(

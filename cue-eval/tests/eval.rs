@@ -199,3 +199,19 @@ fn inline_eq_ignores_list_openness() {
     let two = inst.eval_expr_text("[2]").unwrap();
     assert!(!inst.rt.vertices_equal_inline(x, two));
 }
+
+/// The inline test comparison accepts a hidden field `_x` of package `p` written `_x$p` in
+/// the expected value, as upstream's harness names it; another package does not match.
+#[test]
+fn inline_eq_names_hidden_fields_with_their_package() {
+    let src = "package p\nx: {_h: 1, _#D: {a: 1}, b: 2}\n";
+    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
+    let x = inst.lookup(&["x"]).unwrap();
+    let want = inst
+        .eval_expr_text("{_h$p: 1, _#D$p: {a: 1}, b: 2}")
+        .unwrap();
+    assert!(inst.rt.vertices_equal_inline_in(x, want, Some("p")));
+    assert!(!inst.rt.vertices_equal_inline_in(x, want, Some("q")));
+    let plain = inst.eval_expr_text("{_h: 1, _#D: {a: 1}, b: 2}").unwrap();
+    assert!(inst.rt.vertices_equal_inline_in(x, plain, Some("p")));
+}

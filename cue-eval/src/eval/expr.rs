@@ -173,11 +173,22 @@ impl Runtime {
                 self.evaluate(base);
                 let w = self.default_of(base);
                 self.evaluate(w);
+                if let Some(b) = self.undefined_in_top(w, id, *x) {
+                    return Err(b);
+                }
                 self.lookup_field(w, *label, self.prog.sel_span(id), false)
             }
             Expr::Index(x, i) => {
                 let base = self.resolve_base(env, *x, cur)?;
                 let idx = self.eval_value(env, *i, Some(cur));
+                if matches!(idx, Value::Top) {
+                    // `_` can never be an index (CUE: "invalid type _").
+                    return Err(Bottom::with_spans(
+                        ErrCode::Eval,
+                        format!("invalid index {} (invalid type _)", self.expr_text(*i)),
+                        vec![span, self.prog.span(*i)],
+                    ));
+                }
                 let idx = self.concrete(idx)?;
                 // CUE puts index errors at the index (`[3]`), or at both the expression and the
                 // index when the index itself is invalid.
@@ -215,6 +226,9 @@ impl Runtime {
                 match idx {
                     Value::Num(n, NumKind::Int) => {
                         let is_list = self.v(w).is_list;
+                        if let Some(b) = self.undefined_in_top(w, id, *x) {
+                            return Err(b);
+                        }
                         if !is_list {
                             return Err(Bottom::with_span(
                                 ErrCode::Eval,
@@ -451,8 +465,15 @@ impl Runtime {
                     }
                 }
                 let at = self.v(a).arc_type;
-                // A plain identifier naming an optional field too (`a?: 3, b: a`), as in CUE.
-                if at == ArcType::Optional {
+                // A field reference waits until its struct has all its conjuncts: another may
+                // still make the field regular.
+                let settled = || {
+                    matches!(
+                        self.v(scope).status,
+                        Status::Evaluated | Status::Finalizing | Status::Finalized
+                    )
+                };
+                if at == ArcType::Optional && (!static_ref || settled()) {
                     return Err(Bottom::with_span(
                         ErrCode::Incomplete,
                         format!(
@@ -1679,6 +1700,30 @@ impl Runtime {
         } else {
             parts.join(" & ")
         }
+    }
+
+    /// A selection or index `id` into `w`, the value of `base`, that is only `_` so far: an
+    /// incomplete error, as in CUE (`top.foo undefined as top is incomplete (type _)`).
+    fn undefined_in_top(&self, w: VId, id: ExprId, base: ExprId) -> Option<Rc<Bottom>> {
+        let wx = self.v(w);
+        let top = wx.kind == Kind::TOP
+            && wx.scalar.is_none()
+            && wx.arcs.is_empty()
+            && wx.err.is_none()
+            && wx.disj.is_none()
+            && wx.constraints.is_empty()
+            && !wx.is_list;
+        top.then(|| {
+            Bottom::with_span(
+                ErrCode::Incomplete,
+                format!(
+                    "{} undefined as {} is incomplete (type _)",
+                    self.expr_text(id),
+                    self.expr_text(base)
+                ),
+                self.prog.span(id),
+            )
+        })
     }
 
     /// The source text of an expression, for messages.

@@ -148,6 +148,9 @@ pub struct Group {
     pub embedded: bool,
     /// The vertex where a non-recursive group was created.
     pub origin: VId,
+    /// The closedness of definitions carried out of an inline expression (`(f & x).out`):
+    /// the value counts as closed, but no field is rejected for it (CUE's `OpenInline`).
+    pub inline: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,6 +359,7 @@ impl Runtime {
                 recursive: true,
                 embedded: false,
                 origin: 0,
+                inline: false,
             }],
             extra_parents: Default::default(),
             group_marks: Default::default(),
@@ -404,6 +408,7 @@ impl Runtime {
             recursive,
             embedded,
             origin,
+            inline: false,
         });
         (self.groups.len() - 1) as u32
     }

@@ -443,7 +443,7 @@ impl Runtime {
                         if matches!(self.prog.expr(*f), Expr::Builtin(Builtin::Close))
                             && args.len() == 1 =>
                     {
-                        let g = self.new_group(c.ci.group, true, false, false, v);
+                        let g = self.new_group(c.ci.group, true, false, c.ci.embedded, v);
                         let mut c2 = c.clone();
                         c2.x = CExpr::Expr(args[0]);
                         c2.ci.group = g;
@@ -631,7 +631,8 @@ impl Runtime {
         {
             self.evaluate(p);
         }
-        let def = self.path_has_def(w);
+        let def = self.path_has_def(w)
+            && (matches!(c.x, CExpr::Expr(id) if self.names_def(id)) || self.def_between(w, v));
         let len = c.ci.refs.as_ref().map_or(0, |r| r.len) + 1;
         if len as usize > MAX_DEPTH / 2 {
             let b = Bottom::with_span(
@@ -685,12 +686,23 @@ impl Runtime {
             return;
         }
         let ref_group = self.embed_scope(v, c, def_group);
+        // A value selected out of an inline expression (`(f & {in: #A}).out`) is opened: the
+        // definitions that closed it there do not close it here (CUE's `OpenInline`); `close()`
+        // still does.
+        let inline = def_group.is_none() && self.inside_inline(w);
+        let mut inline_group = None;
         for wc in conjs {
             // A conjunct that carries no closedness of its own belongs, at its new place, to the
             // group of the reference (so what a definition embeds through it is allowed there).
             let group = match def_group {
                 Some(g) => g,
                 None if !self.group_closed(wc.ci.group) => ref_group,
+                None if inline && !self.closed_by_close(wc.ci.group) => *inline_group
+                    .get_or_insert_with(|| {
+                        let g = self.new_group(ref_group, true, true, false, v);
+                        self.groups[g as usize].inline = true;
+                        g
+                    }),
                 None => wc.ci.group,
             };
             let ci = CloseInfo {
@@ -753,14 +765,81 @@ impl Runtime {
         false
     }
 
+    /// Whether the path of `v` goes through a definition. An inline value (`{x: 1}.x`) is
+    /// not reached through the path of the node that uses it: the search stops there.
     pub(super) fn path_has_def(&self, mut v: VId) -> bool {
         loop {
             let vx = self.v(v);
             if vx.label.is_def() {
                 return true;
             }
+            if vx.anonymous {
+                return false;
+            }
             match vx.parent {
                 Some(p) => v = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Whether `w` lies inside a vertex evaluated for an inline expression.
+    fn inside_inline(&self, mut w: VId) -> bool {
+        loop {
+            let wx = self.v(w);
+            if wx.anonymous {
+                return true;
+            }
+            match wx.parent {
+                Some(p) => w = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Whether group `g` or one it lies in is a `close()` (a closed group that is not
+    /// recursive).
+    fn closed_by_close(&self, mut g: u32) -> bool {
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            let gr = &self.groups[g as usize];
+            if gr.closed && !gr.recursive {
+                return true;
+            }
+            g = gr.parent;
+        }
+        false
+    }
+
+    /// Whether reference expression `x` names a definition (`#A`, `a.#B.c`, `#L[0]`).
+    fn names_def(&self, x: ExprId) -> bool {
+        match self.prog.expr(x) {
+            Expr::FieldRef { label, .. } => label.is_def(),
+            Expr::Selector(x, l) => l.is_def() || self.names_def(*x),
+            Expr::Index(x, _) => self.names_def(*x),
+            _ => false,
+        }
+    }
+
+    /// Whether a reference at `v` to `w` enters a definition: the path from `w` up to the
+    /// nearest node that is `v` or one of its ancestors crosses a definition. A reference
+    /// inside a definition to another field of it (`#S: {f: g & {n: 1}, g: {}}`) does not:
+    /// CUE closes only what a reference to a definition brings in.
+    fn def_between(&self, mut w: VId, v: VId) -> bool {
+        loop {
+            if w == v || self.is_ancestor(w, v) {
+                return false;
+            }
+            let wx = self.v(w);
+            if wx.label.is_def() {
+                return true;
+            }
+            if wx.anonymous {
+                return false;
+            }
+            match wx.parent {
+                Some(p) => w = p,
                 None => return false,
             }
         }
@@ -2077,6 +2156,7 @@ impl Runtime {
         // Requirements lifted by a `...` in a literal inside them.
         let reqs: Vec<u32> = reqs
             .into_iter()
+            .filter(|&r| !self.groups[r as usize].inline)
             .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
             .filter(|&r| !self.embedded_in_open_literal(r, &opens))
             .collect();
@@ -2139,8 +2219,22 @@ impl Runtime {
         if !rg.embedded || rg.parent == 0 || self.is_embed_and(rg.parent) {
             return false;
         }
+        // The literal that embeds `r` or one it is embedded in on the way to the embedding
+        // literal (`x: {A}` with `A: {#B, ...}`).
         let p = self.embedding_literal(rg.parent);
-        p != 0 && opens.contains(&p)
+        let mut g = rg.parent;
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            if opens.contains(&g) {
+                return true;
+            }
+            if g == p {
+                break;
+            }
+            g = self.groups[g as usize].parent;
+        }
+        false
     }
 
     /// The literal whose fields count as evidence for a definition embedded in literal group
@@ -2160,8 +2254,12 @@ impl Runtime {
     }
 
     fn arc_allowed(&self, a: VId, r: u32) -> bool {
-        let rg = &self.groups[r as usize];
-        let relax = if rg.embedded {
+        // The embedded definition `r` lies in (`out: {#A, a: b: 1}` with `#A: a?: #B`: `#B` is
+        // reached through the embedding), if any: fields from outside it but inside the
+        // enclosing literal are evidence.
+        let e = self.embedded_def_around(r);
+        let relax = if let Some(e) = e {
+            let rg = &self.groups[e as usize];
             let mut p = rg.parent;
             // Through the groups of definitions referred to at the same node (`#A: #B`).
             while p != 0 && {
@@ -2188,8 +2286,28 @@ impl Runtime {
                 || relax.is_some_and(|p| {
                     (p == 0 || self.group_within(c.ci.group, p))
                         && !scope.is_some_and(|e| self.group_within(c.ci.group, e))
+                        && !e.is_some_and(|e| e != r && self.group_within(c.ci.group, e))
                 })
         }) || self.allowed_by_embed_scope(a, r)
+    }
+
+    /// `r` if it is an embedded group, else the nearest embedded definition group around it.
+    fn embedded_def_around(&self, r: u32) -> Option<u32> {
+        let rg = &self.groups[r as usize];
+        if rg.embedded {
+            return Some(r);
+        }
+        let mut g = rg.parent;
+        let mut guard = 0;
+        while g != 0 && guard < 10_000 {
+            guard += 1;
+            let gr = &self.groups[g as usize];
+            if gr.embedded && gr.closed && gr.recursive {
+                return Some(g);
+            }
+            g = gr.parent;
+        }
+        None
     }
 
     /// Whether `v` is the root of the package (not an anonymous vertex).
