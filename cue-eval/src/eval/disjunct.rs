@@ -31,10 +31,6 @@ struct Cand {
     /// Per disjunction so far: whether a default was chosen (merged over equal candidates).
     defaults: Vec<bool>,
     vertex: VId,
-    /// Whether a nested disjunction still had a default in a clone made before the later
-    /// disjunctions were applied: CUE expands a disjunct's nested disjunctions before the
-    /// node's next disjunction, so a default they drop is not dropped inside the nested one.
-    nested_default: bool,
 }
 
 /// Limits the cross product so that a pathological input ends with an error.
@@ -251,7 +247,6 @@ impl Runtime {
             choices: Vec::new(),
             defaults: Vec::new(),
             vertex: v,
-            nested_default: false,
         }];
         let mut errors: Vec<Rc<Bottom>> = Vec::new();
         let n = disjs.len();
@@ -292,14 +287,10 @@ impl Runtime {
                             continue;
                         }
                     }
-                    let d = self.deref(c);
-                    let nested_default = cand.nested_default
-                        || (!last && self.v(d).disj.as_ref().is_some_and(|x| x.num_defaults > 0));
                     next.push(Cand {
                         choices,
                         defaults,
                         vertex: c,
-                        nested_default,
                     });
                 }
             }
@@ -319,33 +310,16 @@ impl Runtime {
             .enumerate()
             .map(|(i, d)| d.has_defaults && !cands.iter().any(|c| c.defaults[i]))
             .collect();
-        // Each result with its mode and its mode before the dropped-default rule.
-        let mut results: Vec<(VId, u8, u8)> = Vec::new();
+        let mut results: Vec<(VId, u8)> = Vec::new();
         for cand in &cands {
             let mut mode = MAYBE;
-            // The mode before the dropped-default rule: a nested disjunction inside an unmarked
-            // alternative does not promote its own defaults (`*(1&2) | (*"x" | string)` has
-            // none), even when the marked alternatives all failed.
-            let mut raw = MAYBE;
             for (i, d) in disjs.iter().enumerate() {
-                if !d.has_defaults {
+                if !d.has_defaults || dropped[i] {
                     continue;
                 }
                 let m = if cand.defaults[i] { IS } else { NOT };
-                raw = raw.max(m);
-                if !dropped[i] {
-                    mode = mode.max(m);
-                }
+                mode = mode.max(m);
             }
-            let nested = |outer: u8, im: u8| {
-                if im == MAYBE {
-                    outer
-                } else if outer == MAYBE {
-                    im.max(raw)
-                } else {
-                    outer.max(im)
-                }
-            };
             let c = self.deref(cand.vertex);
             if let Some(inner) = self.v(c).disj.clone() {
                 let inner_has_default = inner.num_defaults > 0;
@@ -357,28 +331,21 @@ impl Runtime {
                     } else {
                         NOT
                     };
-                    self.push_result(&mut results, a, nested(mode, im), nested(raw, im));
+                    let m = if im == MAYBE {
+                        mode
+                    } else if mode == MAYBE {
+                        im
+                    } else {
+                        mode.max(im)
+                    };
+                    self.push_result(&mut results, a, m);
                 }
             } else {
-                // A nested disjunction left with one alternative keeps its mode (recorded when
-                // it was forwarded); from before the dropped-default rule when a later
-                // disjunction of this node eliminated its default (`(*1 | *(*2 | 3)) & (2 | 3)`
-                // is `*2 | 3`, `*((_ | *"x") & "y") | _` is `*"y" | _`).
-                let im = if c == cand.vertex {
-                    MAYBE
-                } else if cand.nested_default {
-                    self.v(c).undropped_mode
-                } else {
-                    self.v(c).default_mode
-                };
-                self.push_result(&mut results, c, nested(mode, im), nested(raw, im));
+                self.push_result(&mut results, c, mode);
             }
         }
         if results.len() == 1 {
-            let (r, mode, raw) = results[0];
-            self.vm(r).default_mode = mode;
-            self.vm(r).undropped_mode = raw;
-            self.vm(v).forward = Some(r);
+            self.vm(v).forward = Some(results[0].0);
             return;
         }
         let mut alts: Vec<VId> = results.iter().filter(|r| r.1 == IS).map(|r| r.0).collect();
@@ -390,22 +357,19 @@ impl Runtime {
         self.vm(v).disj = Some(Rc::new(DisjVal { alts, num_defaults }));
     }
 
-    fn push_result(&mut self, results: &mut Vec<(VId, u8, u8)>, a: VId, mode: u8, raw: u8) {
-        let merge = |m: &mut u8, new: u8| {
-            if new == IS || *m == IS {
-                *m = IS;
-            } else if *m == MAYBE {
-                *m = new;
-            }
-        };
+    fn push_result(&mut self, results: &mut Vec<(VId, u8)>, a: VId, mode: u8) {
         for r in results.iter_mut() {
-            if self.vertices_equal(r.0, a, 0) {
-                merge(&mut r.1, mode);
-                merge(&mut r.2, raw);
+            let (e, em) = *r;
+            if self.vertices_equal(e, a, 0) {
+                if mode == IS || em == IS {
+                    r.1 = IS;
+                } else if em == MAYBE {
+                    r.1 = mode;
+                }
                 return;
             }
         }
-        results.push((a, mode, raw));
+        results.push((a, mode));
     }
 
     /// Structural equality of two evaluated vertices, non-concrete values included.

@@ -226,11 +226,8 @@ pub struct Vertex {
     pub is_disjunct: bool,
     /// On a disjunct clone: the vertex whose disjunction it is an alternative of.
     pub clone_of: Option<VId>,
-    /// A default mark for clones: the mode of an alternative of a disjunction value, or of the
-    /// single alternative a disjunction was left with (forwarded to).
+    /// A default mark for clones.
     pub default_mode: u8,
-    /// On that single alternative: its mode before the dropped-default rule.
-    pub undropped_mode: u8,
     /// A vertex evaluated for an inline expression; it has no path.
     pub anonymous: bool,
     /// The [`Runtime::cycle_epoch`] at which this vertex ended with a cycle error; a later
@@ -278,7 +275,6 @@ impl Vertex {
             is_disjunct: false,
             clone_of: None,
             default_mode: 0,
-            undropped_mode: 0,
             anonymous: false,
             cycle_epoch: 0,
             choices: None,
