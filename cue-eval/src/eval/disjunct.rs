@@ -147,7 +147,11 @@ impl Runtime {
         {
             let d = self.disjunction_of(&c);
             if let Some((alt, _)) = d.alts.into_iter().nth(j) {
-                self.add_conjunct(v, st, alt);
+                if st.conjuncts_done {
+                    self.add_conjunct(v, st, alt);
+                } else {
+                    st.chosen.push(alt);
+                }
             }
             return;
         }

@@ -27,6 +27,10 @@ pub(crate) struct NodeState {
     seen_groups: Vec<(VId, u32)>,
     /// Conjuncts holding disjunctions, expanded last.
     pub(super) disjs: Vec<Conjunct>,
+    /// The alternatives a disjunct clone chose, added after the node's other conjuncts, as
+    /// CUE applies a disjunct to a node that already has them (so a conflict names the value
+    /// of the other conjuncts first).
+    pub(super) chosen: Vec<Conjunct>,
     comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
     /// Embedded expressions, run once the node's own conjuncts have inserted their fields.
     embeds: std::collections::VecDeque<Conjunct>,
@@ -51,7 +55,7 @@ pub(crate) struct NodeState {
     /// check depends on whether the node has a non-cyclic conjunct.
     optional_refs: Vec<(VId, Conjunct, Span)>,
     /// The node's own conjuncts have all been added.
-    conjuncts_done: bool,
+    pub(super) conjuncts_done: bool,
 }
 
 /// The result of resolving a reference.
@@ -151,6 +155,11 @@ impl Runtime {
         let mut st = NodeState::default();
         for c in conjs {
             self.add_conjunct(v, &mut st, c);
+        }
+        while !st.chosen.is_empty() {
+            for c in std::mem::take(&mut st.chosen) {
+                self.add_conjunct(v, &mut st, c);
+            }
         }
         st.conjuncts_done = true;
         for (w, c, span) in std::mem::take(&mut st.optional_refs) {
@@ -1355,9 +1364,11 @@ impl Runtime {
                 self.vm(v).cons_spans.push(span);
             }
             Value::Validator(ref call) => {
-                let k = call.kind;
-                let old = self.v(v).kind;
-                self.vm(v).kind = old.and(k);
+                // A validator of another kind than the node's value conflicts with it, in
+                // either order (`{a: 1} & strings.MinRunes(3)` as `strings.MinRunes(3) & {a: 1}`).
+                if !self.add_kind(v, call.kind, span, &self.value_text(&val)) {
+                    return;
+                }
                 self.vm(v).constraints.push(val);
                 self.vm(v).cons_spans.push(span);
             }
