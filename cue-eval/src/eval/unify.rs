@@ -1198,14 +1198,23 @@ impl Runtime {
         let old = self.v(v).kind;
         let new = old.and(k);
         if new.is_empty() {
-            // CUE names the value that set the node's kind first, then the new one.
-            let msg = format!(
-                "conflicting values {} and {} (mismatched types {} and {})",
-                self.describe_node(v),
-                what,
-                old.name(),
-                k.name()
-            );
+            // CUE names the value that set the node's kind first, then the new one; a bound
+            // alone is a check applied after the types, so the new value comes first then
+            // (`>=1 & string` and `string & >=1` both name string first).
+            let (have, by_bound) = self.describe_node(v);
+            let msg = if by_bound {
+                format!(
+                    "conflicting values {what} and {have} (mismatched types {} and {})",
+                    k.name(),
+                    old.name()
+                )
+            } else {
+                format!(
+                    "conflicting values {have} and {what} (mismatched types {} and {})",
+                    old.name(),
+                    k.name()
+                )
+            };
             self.conflict_at(v, msg, span);
             false
         } else {
@@ -1234,25 +1243,31 @@ impl Runtime {
     }
 
     /// A short text for the value a node has so far, for conflict messages.
-    fn describe_node(&self, v: VId) -> String {
+    /// The text of what set the kind of `v`, and whether that was a bound alone (`>=1`; not
+    /// `int32`, whose kind `int` is narrower than its bounds').
+    fn describe_node(&self, v: VId) -> (String, bool) {
         let vx = self.v(v);
         if let Some(s) = &vx.scalar {
-            return self.value_text(s);
+            return (self.value_text(s), false);
         }
         if vx.kind.contains(Kind::STRUCT) && vx.kind.and(Kind::SCALAR).is_empty() {
-            return "{...}".into();
+            return ("{...}".into(), false);
         }
         if vx.is_list {
-            return self.list_lit_text(vx.list_span);
+            return (self.list_lit_text(vx.list_span), false);
         }
         // The bound or validator that set the kind (`>=1` in `>=1 & <=5 & string`).
         if vx.val_span != Span::default()
             && let Some(i) = vx.cons_spans.iter().position(|s| *s == vx.val_span)
             && let Some(c) = vx.constraints.get(i)
         {
-            return self.value_text(c);
+            match c {
+                Value::Bound(..) if c.kind() != vx.kind => {}
+                Value::Bound(..) => return (self.value_text(c), true),
+                _ => return (self.value_text(c), false),
+            }
         }
-        vx.kind.name()
+        (vx.kind.name(), false)
     }
 
     /// Unifies a value into the vertex state.
