@@ -751,59 +751,35 @@ impl Runtime {
             .any(|&(x, g)| x == w && self.group_within(g, c.ci.group))
     }
 
-    pub(super) fn is_ancestor(&self, a: VId, mut v: VId) -> bool {
-        while let Some(p) = self.v(v).parent {
-            if p == a {
-                return true;
-            }
-            v = p;
-        }
-        false
+    /// `v` and then its ancestors, innermost first.
+    fn self_and_ancestors(&self, v: VId) -> impl Iterator<Item = VId> + '_ {
+        std::iter::successors(Some(v), |&x| self.v(x).parent)
+    }
+
+    pub(super) fn is_ancestor(&self, a: VId, v: VId) -> bool {
+        self.self_and_ancestors(v).skip(1).any(|p| p == a)
     }
 
     /// Whether `a` encloses `v` for cycle detection: an ancestor, or the vertex whose
     /// disjunction an ancestor is an alternative of (CUE counts a node under evaluation as an
     /// ancestor, so `c: 1 | {d: c}` is `1`: the second disjunct is a structural cycle).
-    fn is_enclosing(&self, a: VId, mut v: VId) -> bool {
-        while let Some(p) = self.v(v).parent {
-            if p == a || self.v(p).clone_of == Some(a) {
-                return true;
-            }
-            v = p;
-        }
-        false
+    fn is_enclosing(&self, a: VId, v: VId) -> bool {
+        self.self_and_ancestors(v)
+            .skip(1)
+            .any(|p| p == a || self.v(p).clone_of == Some(a))
     }
 
     /// Whether the path of `v` goes through a definition. An inline value (`{x: 1}.x`) is
     /// not reached through the path of the node that uses it: the search stops there.
-    pub(super) fn path_has_def(&self, mut v: VId) -> bool {
-        loop {
-            let vx = self.v(v);
-            if vx.label.is_def() {
-                return true;
-            }
-            if vx.anonymous {
-                return false;
-            }
-            match vx.parent {
-                Some(p) => v = p,
-                None => return false,
-            }
-        }
+    pub(super) fn path_has_def(&self, v: VId) -> bool {
+        self.self_and_ancestors(v)
+            .find(|&x| self.v(x).label.is_def() || self.v(x).anonymous)
+            .is_some_and(|x| self.v(x).label.is_def())
     }
 
     /// Whether `w` lies inside a vertex evaluated for an inline expression.
-    fn inside_inline(&self, mut w: VId) -> bool {
-        loop {
-            let wx = self.v(w);
-            if wx.anonymous {
-                return true;
-            }
-            match wx.parent {
-                Some(p) => w = p,
-                None => return false,
-            }
-        }
+    fn inside_inline(&self, w: VId) -> bool {
+        self.self_and_ancestors(w).any(|x| self.v(x).anonymous)
     }
 
     /// Whether group `g` or one it lies in is a `close()` (a closed group that is not
@@ -835,23 +811,11 @@ impl Runtime {
     /// nearest node that is `v` or one of its ancestors crosses a definition. A reference
     /// inside a definition to another field of it (`#S: {f: g & {n: 1}, g: {}}`) does not:
     /// CUE closes only what a reference to a definition brings in.
-    fn def_between(&self, mut w: VId, v: VId) -> bool {
-        loop {
-            if w == v || self.is_ancestor(w, v) {
-                return false;
-            }
-            let wx = self.v(w);
-            if wx.label.is_def() {
-                return true;
-            }
-            if wx.anonymous {
-                return false;
-            }
-            match wx.parent {
-                Some(p) => w = p,
-                None => return false,
-            }
-        }
+    fn def_between(&self, w: VId, v: VId) -> bool {
+        let at_v = |x: VId| x == v || self.is_ancestor(x, v);
+        self.self_and_ancestors(w)
+            .find(|&x| at_v(x) || self.v(x).label.is_def() || self.v(x).anonymous)
+            .is_some_and(|x| !at_v(x) && self.v(x).label.is_def())
     }
 
     /// The let `label` of struct vertex `v` for a literal added in surroundings `up` that differ
@@ -1242,8 +1206,8 @@ impl Runtime {
         text.replace(": ", ":").replace(", ", ",")
     }
 
-    /// A short text for the value a node has so far, for conflict messages.
-    /// The text of what set the kind of `v`, and whether that was a bound alone (`>=1`; not
+    /// A short text for the value a node has so far, for conflict messages: the text of what
+    /// set the kind of `v`, and whether that was a bound alone (`>=1`; not
     /// `int32`, whose kind `int` is narrower than its bounds').
     fn describe_node(&self, v: VId) -> (String, bool) {
         let vx = self.v(v);
