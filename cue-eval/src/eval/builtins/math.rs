@@ -361,20 +361,21 @@ fn round_with(a: &[Value], mode: Mode) -> R {
 
 /// The largest integer not above `n`.
 pub(crate) fn floor_num(n: &Num) -> Num {
-    if n.is_integral() || n.exponent() < -100_000 {
-        return n.clone();
-    }
-    let (x, scale) = split(n);
-    Num::from_bigint(round_int(&x, scale, Mode::Floor))
+    integral_num(n, Mode::Floor)
 }
 
 /// The smallest integer not below `n`.
 pub(crate) fn ceil_num(n: &Num) -> Num {
+    integral_num(n, Mode::Ceil)
+}
+
+/// `n` rounded to an integer by `mode` (an integer, or a number too small to split, as is).
+fn integral_num(n: &Num, mode: Mode) -> Num {
     if n.is_integral() || n.exponent() < -100_000 {
         return n.clone();
     }
     let (x, scale) = split(n);
-    Num::from_bigint(round_int(&x, scale, Mode::Ceil))
+    Num::from_bigint(round_int(&x, scale, mode))
 }
 
 fn big_value(b: BigInt) -> Value {
