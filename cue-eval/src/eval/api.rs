@@ -132,6 +132,7 @@ impl Instance {
             }
             i += 1;
         }
+        inst.rank_files();
         inst.collect_compile_errors();
         Ok(inst)
     }
@@ -185,6 +186,7 @@ impl Instance {
             self.files.push(sf);
             asts.push(ast);
         }
+        self.rank_files();
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -254,7 +256,23 @@ impl Instance {
             .collect();
         inst.compile_errors = cerrs;
         inst.compiled_errors_seen = inst.rt.prog.errors.len();
+        inst.rank_files();
         Ok(inst)
+    }
+
+    /// Ranks the files by name, as CUE compares positions for field order: absolute paths
+    /// first, then by name (a leading `./` aside).
+    fn rank_files(&mut self) {
+        let key = |n: &str| {
+            let abs = n.starts_with('/');
+            (!abs, n.strip_prefix("./").unwrap_or(n).to_string())
+        };
+        let mut ids: Vec<usize> = (0..self.files.len()).collect();
+        ids.sort_by_cached_key(|&i| key(&self.files[i].name));
+        self.rt.file_ranks = vec![0; ids.len()];
+        for (r, i) in ids.into_iter().enumerate() {
+            self.rt.file_ranks[i] = r as u32;
+        }
     }
 
     /// Picks up compile errors of packages compiled after the main one.

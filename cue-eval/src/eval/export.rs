@@ -185,24 +185,11 @@ impl Runtime {
 
     /// The regular fields of a struct in output order.
     pub fn field_order(&self, v: VId) -> Vec<VId> {
-        let arcs: Vec<VId> = self
-            .v(v)
-            .arcs
-            .iter()
-            .copied()
-            .filter(|&a| self.v(a).label.is_regular())
-            .collect();
-        if arcs.len() < 2 || self.v(v).structs.is_empty() {
-            return arcs;
-        }
-        let labels: Vec<Label> = arcs.iter().map(|&a| self.v(a).label).collect();
-        let order =
-            super::toposort::order(&self.v(v).structs, &labels, |a, b| self.label_cmp(a, b));
-        order.into_iter().map(|i| arcs[i]).collect()
+        self.sorted_arcs(v)
     }
 
     /// CUE's order of labels when nothing else decides: integers first, then by raw bytes.
-    fn label_cmp(&self, a: Label, b: Label) -> std::cmp::Ordering {
+    pub(super) fn label_cmp(&self, a: Label, b: Label) -> std::cmp::Ordering {
         match (a.is_int(), b.is_int()) {
             (true, true) => a.index().cmp(&b.index()),
             (true, false) => std::cmp::Ordering::Less,

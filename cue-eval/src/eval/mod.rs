@@ -184,8 +184,11 @@ pub struct StructInfo {
     pub has_dynamic: bool,
     /// [`CloseInfo::hops`] of the conjunct that added the literal.
     pub hops: u16,
-    /// The literal's environment frame, to find it again from a dynamic field.
-    pub frame: usize,
+    /// The literal's environment frame: the conjuncts of its fields carry it.
+    pub frame: EnvRef,
+    /// The comprehension firing whose body produced the literal (0 for none): the yields of
+    /// one firing are ordered round by round.
+    pub comp_id: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -313,6 +316,8 @@ pub struct Runtime {
     pub cycle_checks: Vec<(VId, Conjunct)>,
     /// Source texts by file id, for messages that quote an expression.
     pub sources: Vec<Rc<str>>,
+    /// Each file's rank by name, by file id: field order compares positions by file name.
+    pub file_ranks: Vec<u32>,
     /// The source positions of the struct/list validators being run, so that a validator met
     /// again inside its own check (its argument carries it) is not re-run.
     pub validating: Vec<Span>,
@@ -365,6 +370,7 @@ impl Runtime {
             cycle_epoch: 0,
             cycle_checks: Vec::new(),
             sources: Vec::new(),
+            file_ranks: Vec::new(),
             validating: Vec::new(),
             or_memo: Default::default(),
             split_lets: Default::default(),

@@ -1,16 +1,20 @@
 //! The order in which export writes the fields of a struct: CUE's topological sort of labels
 //! (`internal/core/toposort`), so that JSON and YAML keys come out as `cue export` writes them.
 //!
-//! Every struct literal unified into a node says "these labels, in this order". The literals
-//! are sorted by position (a literal brought by a reference, itself or as part of an enclosing
-//! struct, stands where the outermost reference is written); at equal positions, literals with
-//! dynamic fields go last, and the others keep the order in which CUE adds them to the node (its
-//! own literals before those reached through references, which CUE resolves as later tasks).
-//! They are then grouped into batches: literals at one position, or operands of
+//! Each struct literal unified into a node (once, however often it was added; the extra
+//! additions count as repeats) says "these labels, in this order". A literal gets a position:
+//! where it is written, then, going over the node's arcs in order, the position of the last
+//! field declaration of it that gave an arc a conjunct, or of the outermost reference that
+//! brought such a conjunct. Such a reference also moves every literal that holds it as an
+//! embedding, and every literal it brought before: `{a: 1, b}` stands where `b` is written,
+//! together with what `b` brings. The literals are sorted by position (literals with dynamic
+//! fields last at a tie) and grouped into batches: literals at one position, or operands of
 //! `&`, are unified *explicitly* and each adds its own order; a later literal of the same file
 //! unified implicitly only adds the labels it introduces. Edges run from each label to the next
 //! of its literal; the graph's strongly connected components are then emitted smallest first
-//! (by label: integers, then raw bytes) among those whose predecessors are out.
+//! (by label: integers, then raw bytes) among those whose predecessors are out. A comprehension
+//! body that yields several times is one literal whose dynamic fields take the labels of its
+//! yields in turn, so they come out in iteration order.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -19,190 +23,449 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::ast::Span;
 
-use super::StructInfo;
 use super::label::Label;
+use super::{CExpr, Runtime, StructId, VId, ir};
 
-struct Lit {
-    id: u32,
-    pos: Option<(u32, u32)>,
+/// A position as CUE compares them: by file name, then offset; no position sorts last.
+type Pos = Option<(u32, u32)>;
+
+/// A declaration of a literal that can give a label.
+#[derive(Clone, Copy)]
+enum Decl {
+    Field(Label, Span),
+    Dynamic(Span),
+    /// A pattern constraint: it moves its literal when it applies to an arc.
+    Pattern(Span),
+}
+
+struct Meta {
+    sid: StructId,
+    pos: Pos,
     explicit: bool,
-    dynamic: bool,
+    comp_id: u32,
+    repeats: u32,
+    /// References and embeddings followed before the literal was added: CUE adds a node's
+    /// own literals before those it reaches through references (later tasks), and that order
+    /// decides between literals at one position.
     hops: u16,
-    labels: Vec<Label>,
+    decls: Vec<Decl>,
 }
 
-struct Batch {
-    lits: Vec<usize>,
-    explicit: bool,
-    file: Option<u32>,
-}
-
-fn pos_of(s: Span) -> Option<(u32, u32)> {
-    if s.start == 0 && s.end == 0 {
-        None
-    } else {
-        Some((s.file.0, s.start))
-    }
-}
-
-/// The order of `labels` (indices into it) given the struct literals of their node.
-pub(super) fn order(
-    structs: &[StructInfo],
-    labels: &[Label],
-    cmp: impl Fn(Label, Label) -> Ordering,
-) -> Vec<usize> {
-    let n = labels.len();
-    let node: HashMap<Label, usize> = labels.iter().enumerate().map(|(i, &l)| (l, i)).collect();
-
-    // 1. Literals, sorted by position; invalid positions last, dynamic ones last at a tie.
-    let mut lits: Vec<Lit> = structs
-        .iter()
-        .map(|s| Lit {
-            id: s.id,
-            pos: pos_of(s.pos),
-            explicit: s.explicit,
-            dynamic: s.has_dynamic,
-            hops: s.hops,
-            labels: s.labels.iter().flatten().copied().collect(),
-        })
-        .collect();
-    lits.sort_by(|a, b| match (a.pos, b.pos) {
-        (Some(x), Some(y)) => x
-            .cmp(&y)
-            .then(a.dynamic.cmp(&b.dynamic))
-            .then(a.hops.cmp(&b.hops)),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.dynamic.cmp(&b.dynamic).then(a.hops.cmp(&b.hops)),
-    });
-
-    // 2. Batches.
-    let mut batches: Vec<Batch> = Vec::new();
-    for (i, l) in lits.iter().enumerate() {
-        if let Some(b) = batches.last_mut()
-            && !l.dynamic
-            && l.pos.is_some()
-            && lits[b.lits[0]].pos == l.pos
-        {
-            b.lits.push(i);
-            continue;
+impl Runtime {
+    /// The regular arcs of `v` in the order export writes them.
+    pub(super) fn sorted_arcs(&self, v: VId) -> Vec<VId> {
+        let vx = self.v(v);
+        let regular: Vec<VId> = vx
+            .arcs
+            .iter()
+            .copied()
+            .filter(|&a| self.v(a).label.is_regular())
+            .collect();
+        if regular.len() < 2 || vx.structs.is_empty() {
+            return regular;
         }
-        batches.push(Batch {
-            lits: vec![i],
-            explicit: false,
-            file: l.pos.map(|p| p.0),
-        });
-    }
-    for b in &mut batches {
-        b.explicit = b.lits.len() > 1 || lits[b.lits[0]].explicit;
-    }
-    let mut merged: Vec<Batch> = Vec::new();
-    for b in batches {
-        if let Some(last) = merged.last_mut()
-            && last.explicit
-            && b.explicit
-            && last.file == b.file
-        {
-            last.lits.extend(b.lits);
-            continue;
+        let labels = self.feature_order(v);
+        let at: HashMap<Label, VId> = regular.iter().map(|&a| (self.v(a).label, a)).collect();
+        let mut out: Vec<VId> = labels.iter().filter_map(|l| at.get(l).copied()).collect();
+        if out.len() != regular.len() {
+            // Every arc is a node of the graph; this only guards against a label met twice.
+            for a in regular {
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
         }
-        merged.push(b);
+        out
     }
 
-    // 3. Edges.
-    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut previous: Vec<usize> = Vec::new();
-    let mut prev_file: Option<Option<u32>> = None;
-    // Per label: the literals (index, file) that introduced it.
-    let mut seen: HashMap<Label, Vec<(u32, Option<u32>)>> = HashMap::default();
-    for b in &merged {
-        if prev_file.is_some_and(|f| f != b.file) {
-            previous.clear();
+    /// The conjuncts of `a`, looking through a conjunct that is another vertex's value (a
+    /// value copied by a builtin or a comprehension) to the conjuncts of that vertex.
+    fn leaf_conjuncts(&self, a: VId) -> Vec<&super::Conjunct> {
+        fn collect<'a>(rt: &'a Runtime, x: VId, depth: u8, out: &mut Vec<&'a super::Conjunct>) {
+            for c in &rt.v(x).conjuncts {
+                match c.x {
+                    CExpr::Vertex(w) if depth < 8 => collect(rt, w, depth + 1, out),
+                    _ => out.push(c),
+                }
+            }
         }
-        prev_file = Some(b.file);
-        let start = previous.clone();
-        let mut next: Vec<usize> = Vec::new();
-        for &li in &b.lits {
-            let lit = &lits[li];
-            let file = lit.pos.map(|p| p.0);
-            let mut prev = start.clone();
-            let mut here: Vec<Label> = Vec::new();
-            for &l in &lit.labels {
-                if here.contains(&l) {
+        let mut out = Vec::new();
+        collect(self, a, 0, &mut out);
+        out
+    }
+
+    /// A file's rank among the files by name (CUE compares positions by file name).
+    fn file_rank(&self, file: u32) -> u32 {
+        match self.file_ranks.get(file as usize) {
+            Some(&r) => r,
+            None => file,
+        }
+    }
+
+    fn pos_of(&self, s: Span) -> Pos {
+        if s == Span::default() {
+            None
+        } else {
+            Some((self.file_rank(s.file.0), s.start))
+        }
+    }
+
+    /// CUE's `VertexFeatures`: every label of `v`'s arcs and literals, in export order.
+    fn feature_order(&self, v: VId) -> Vec<Label> {
+        let vx = self.v(v);
+
+        // 1. One meta per literal, in the order of their first addition.
+        let mut metas: Vec<Meta> = Vec::new();
+        let mut by_sid: HashMap<StructId, usize> = HashMap::default();
+        // A literal's fields carry its frame; a pattern's conjuncts carry a copy of it naming
+        // the label, with the same vertex and parent scope.
+        let frame_key = |e: &super::EnvRef| {
+            (
+                e.vertex,
+                e.up.as_ref().map(|u| std::rc::Rc::as_ptr(u) as usize),
+            )
+        };
+        let mut by_frame: HashMap<(VId, Option<usize>), Vec<usize>> = HashMap::default();
+        for s in &vx.structs {
+            let i = match by_sid.get(&s.id) {
+                Some(&i) => {
+                    metas[i].repeats += 1;
+                    metas[i].explicit |= s.explicit;
+                    i
+                }
+                None => {
+                    let lit = &self.prog.structs[s.id as usize];
+                    let decls = lit
+                        .decls
+                        .iter()
+                        .filter_map(|d| match d {
+                            ir::Decl::Field { label, span, .. } => Some(Decl::Field(*label, *span)),
+                            ir::Decl::Dynamic { span, .. } => Some(Decl::Dynamic(*span)),
+                            ir::Decl::Pattern { span, .. } => Some(Decl::Pattern(*span)),
+                            _ => None,
+                        })
+                        .collect();
+                    by_sid.insert(s.id, metas.len());
+                    metas.push(Meta {
+                        sid: s.id,
+                        pos: self.pos_of(lit.span),
+                        explicit: false,
+                        comp_id: s.comp_id,
+                        repeats: 0,
+                        hops: s.hops,
+                        decls,
+                    });
+                    metas.len() - 1
+                }
+            };
+            let list = by_frame.entry(frame_key(&s.frame)).or_default();
+            if !list.contains(&i) {
+                list.push(i);
+            }
+        }
+
+        // 2. The references that hold literals: at first, the embeddings of each literal.
+        let mut held: HashMap<Span, Vec<usize>> = HashMap::default();
+        for (i, m) in metas.iter().enumerate() {
+            for d in &self.prog.structs[m.sid as usize].decls {
+                if let ir::Decl::Embed(e, _) = d {
+                    held.entry(self.prog.span(*e)).or_default().push(i);
+                }
+            }
+        }
+
+        // 3. Positions from the arcs' conjuncts, in arc order; the labels each dynamic field
+        //    produced, in arc order too.
+        let mut dyn_labels: HashMap<(usize, Span), std::collections::VecDeque<Label>> =
+            HashMap::default();
+        for &a in &vx.arcs {
+            let label = self.v(a).label;
+            for c in self.leaf_conjuncts(a) {
+                let Some(env) = &c.env else { continue };
+                if matches!(c.x, CExpr::Struct(_)) {
                     continue;
                 }
-                here.push(l);
-                let others = seen.entry(l).or_default();
-                // The same literal met again (through another reference) is not "another".
-                let skip = !b.explicit && others.iter().any(|&(o, f)| o != lit.id && f == file);
-                others.push((lit.id, file));
-                if skip {
-                    continue;
-                }
-                let Some(&x) = node.get(&l) else {
+                let Some(cands) = by_frame.get(&frame_key(env)) else {
                     continue;
                 };
-                for &p in &prev {
-                    if p != x && !succ[p].contains(&x) {
-                        succ[p].push(x);
+                let Some((i, decl)) = cands.iter().find_map(|&i| {
+                    metas[i]
+                        .decls
+                        .iter()
+                        .find(|d| match d {
+                            Decl::Field(l, s) => *s == c.span && *l == label,
+                            Decl::Dynamic(s) | Decl::Pattern(s) => *s == c.span,
+                        })
+                        .map(|d| (i, *d))
+                }) else {
+                    continue;
+                };
+                if let Decl::Dynamic(s) = decl {
+                    dyn_labels.entry((i, s)).or_default().push_back(label);
+                }
+                metas[i].pos = self.pos_of(c.span);
+                let r = c.ci.ref_span;
+                if r == Span::default() {
+                    continue;
+                }
+                let list = held.entry(r).or_default();
+                if !list.contains(&i) {
+                    list.push(i);
+                }
+                let p = self.pos_of(r);
+                for &j in held[&r].iter() {
+                    metas[j].pos = p;
+                }
+            }
+        }
+        // 4. Explicit unification: the literals held by an operand of `&` among the node's
+        //    conjuncts and the embeddings of its literals.
+        let mut work: Vec<ir::ExprId> = vx
+            .conjuncts
+            .iter()
+            .filter_map(|c| match c.x {
+                CExpr::Expr(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        for m in &metas {
+            for d in &self.prog.structs[m.sid as usize].decls {
+                if let ir::Decl::Embed(e, _) = d {
+                    work.push(*e);
+                }
+            }
+        }
+        while let Some(e) = work.pop() {
+            let ir::Expr::Binary(crate::ast::BinaryOp::Unify, x, y) = self.prog.expr(e) else {
+                continue;
+            };
+            for &o in &[*x, *y] {
+                match self.prog.expr(o) {
+                    ir::Expr::Struct(sid) => {
+                        if let Some(&i) = by_sid.get(sid) {
+                            metas[i].explicit = true;
+                        }
+                    }
+                    _ => {
+                        for &i in held.get(&self.prog.span(o)).into_iter().flatten() {
+                            metas[i].explicit = true;
+                        }
                     }
                 }
-                prev = vec![x];
+                work.push(o);
             }
-            for p in prev {
-                if !next.contains(&p) {
-                    next.push(p);
+        }
+
+        let has_dyn = |i: usize, m: &Meta| {
+            m.decls
+                .iter()
+                .any(|d| matches!(d, Decl::Dynamic(s) if dyn_labels.contains_key(&(i, *s))))
+        };
+        let dynamic: Vec<bool> = metas
+            .iter()
+            .enumerate()
+            .map(|(i, m)| has_dyn(i, m))
+            .collect();
+
+        // 5. Roots sorted by position, dynamic ones last at a tie (a stable sort).
+        let mut roots: Vec<usize> = (0..metas.len()).collect();
+        roots.sort_by(|&a, &b| {
+            cmp_pos(metas[a].pos, metas[b].pos)
+                .then(dynamic[a].cmp(&dynamic[b]))
+                .then(metas[a].hops.cmp(&metas[b].hops))
+        });
+
+        // 6. Batches: equal positions together; a comprehension's yields round by round.
+        let mut batches: Vec<Vec<usize>> = Vec::new();
+        let mut batch: Vec<usize> = Vec::new();
+        let add_root = |r: usize, batch: &mut Vec<usize>, batches: &mut Vec<Vec<usize>>| {
+            if batch.is_empty() || (metas[batch[0]].pos == metas[r].pos && !dynamic[r]) {
+                batch.push(r);
+            } else {
+                append_batch(batches, std::mem::take(batch), &metas);
+                batch.push(r);
+            }
+        };
+        let mut i = 0;
+        while i < roots.len() {
+            let mut end = i + 1;
+            let cid = metas[roots[i]].comp_id;
+            if cid != 0 {
+                while end < roots.len() && metas[roots[end]].comp_id == cid {
+                    end += 1;
+                }
+            }
+            for _ in 0..=metas[roots[i]].repeats {
+                for &r in &roots[i..end] {
+                    add_root(r, &mut batch, &mut batches);
+                }
+            }
+            i = end;
+        }
+        append_batch(&mut batches, batch, &metas);
+
+        // 7. Edges.
+        let mut g = Graph::default();
+        for &a in &vx.arcs {
+            g.node(self.v(a).label);
+        }
+        let mut owner: HashMap<Label, usize> = HashMap::default();
+        let mut previous: Vec<Label> = Vec::new();
+        let mut prev_file: Option<Option<u32>> = None;
+        for b in &batches {
+            let explicit = is_explicit(b, &metas);
+            let file = metas[b[0]].pos.map(|p| p.0);
+            if prev_file.is_some_and(|f| f != file) {
+                previous.clear();
+            }
+            prev_file = Some(file);
+            let mut next: Vec<Label> = Vec::new();
+            for &r in b {
+                let m = &metas[r];
+                let rfile = m.pos.map(|p| p.0);
+                let mut prev = previous.clone();
+                for d in &m.decls {
+                    let label = match *d {
+                        Decl::Field(l, _) => l,
+                        Decl::Dynamic(s) => {
+                            match dyn_labels.get_mut(&(r, s)).and_then(|q| q.pop_front()) {
+                                Some(l) => l,
+                                None => continue,
+                            }
+                        }
+                        Decl::Pattern(_) => continue,
+                    };
+                    match owner.get(&label) {
+                        // The same field again in the same literal.
+                        Some(&o) if o == r => continue,
+                        // The same field again in the same file, unified implicitly.
+                        Some(&o)
+                            if !explicit
+                                && m.pos.is_some()
+                                && metas[o].pos.map(|p| p.0) == rfile =>
+                        {
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    g.node(label);
+                    owner.insert(label, r);
+                    for &p in &prev {
+                        g.edge(p, label);
+                    }
+                    prev = vec![label];
+                }
+                next.extend(prev);
+            }
+            previous = next;
+        }
+        g.sort(|a, b| self.label_cmp(a, b))
+    }
+}
+
+fn cmp_pos(a: Pos, b: Pos) -> Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+fn is_explicit(b: &[usize], metas: &[Meta]) -> bool {
+    b.len() > 1 || (b.len() == 1 && metas[b[0]].explicit)
+}
+
+/// Adds a batch, merging it into the previous one when both are explicit and in one file.
+fn append_batch(batches: &mut Vec<Vec<usize>>, batch: Vec<usize>, metas: &[Meta]) {
+    if batch.is_empty() {
+        return;
+    }
+    if let Some(last) = batches.last_mut()
+        && is_explicit(&batch, metas)
+        && is_explicit(last, metas)
+        && metas[batch[0]].pos.map(|p| p.0) == metas[last[0]].pos.map(|p| p.0)
+    {
+        last.extend(batch);
+        return;
+    }
+    batches.push(batch);
+}
+
+/// A graph of labels with edges "comes before".
+#[derive(Default)]
+struct Graph {
+    labels: Vec<Label>,
+    index: HashMap<Label, usize>,
+    succ: Vec<Vec<usize>>,
+}
+
+impl Graph {
+    fn node(&mut self, l: Label) -> usize {
+        if let Some(&i) = self.index.get(&l) {
+            return i;
+        }
+        self.labels.push(l);
+        self.succ.push(Vec::new());
+        self.index.insert(l, self.labels.len() - 1);
+        self.labels.len() - 1
+    }
+
+    fn edge(&mut self, a: Label, b: Label) {
+        let (x, y) = (self.node(a), self.node(b));
+        if !self.succ[x].contains(&y) {
+            self.succ[x].push(y);
+        }
+    }
+
+    /// The labels, strongly connected components in topological order, the smallest ready
+    /// component first; the labels of a component by name.
+    fn sort(&self, cmp: impl Fn(Label, Label) -> Ordering) -> Vec<Label> {
+        let n = self.labels.len();
+        let mut rank: Vec<usize> = (0..n).collect();
+        rank.sort_by(|&a, &b| cmp(self.labels[a], self.labels[b]));
+        let mut rank_of = vec![0; n];
+        for (r, &i) in rank.iter().enumerate() {
+            rank_of[i] = r;
+        }
+        let comp = tarjan(&self.succ);
+        let ncomp = comp.iter().copied().max().map_or(0, |m| m + 1);
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
+        for (i, &c) in comp.iter().enumerate() {
+            members[c].push(i);
+        }
+        for m in &mut members {
+            m.sort_by_key(|&i| rank_of[i]);
+        }
+        let mut indeg = vec![0usize; ncomp];
+        let mut csucc: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
+        for (i, ss) in self.succ.iter().enumerate() {
+            for &j in ss {
+                let (a, b) = (comp[i], comp[j]);
+                if a != b && !csucc[a].contains(&b) {
+                    csucc[a].push(b);
+                    indeg[b] += 1;
                 }
             }
         }
-        previous = next;
-    }
-
-    // 4. Strongly connected components, emitted smallest ready first.
-    let mut rank: Vec<usize> = (0..n).collect();
-    rank.sort_by(|&a, &b| cmp(labels[a], labels[b]));
-    let mut rank_of = vec![0; n];
-    for (r, &i) in rank.iter().enumerate() {
-        rank_of[i] = r;
-    }
-    let comp = tarjan(&succ);
-    let ncomp = comp.iter().copied().max().map_or(0, |m| m + 1);
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
-    for (i, &c) in comp.iter().enumerate() {
-        members[c].push(i);
-    }
-    for m in &mut members {
-        m.sort_by_key(|&i| rank_of[i]);
-    }
-    let mut indeg = vec![0usize; ncomp];
-    let mut csucc: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
-    for (i, ss) in succ.iter().enumerate() {
-        for &j in ss {
-            let (a, b) = (comp[i], comp[j]);
-            if a != b && !csucc[a].contains(&b) {
-                csucc[a].push(b);
-                indeg[b] += 1;
+        let key = |c: usize| -> Vec<usize> { members[c].iter().map(|&i| rank_of[i]).collect() };
+        let mut heap: BinaryHeap<Reverse<(Vec<usize>, usize)>> = BinaryHeap::new();
+        for (c, _) in indeg.iter().enumerate().filter(|(_, d)| **d == 0) {
+            heap.push(Reverse((key(c), c)));
+        }
+        let mut out = Vec::with_capacity(n);
+        while let Some(Reverse((_, c))) = heap.pop() {
+            out.extend(members[c].iter().map(|&i| self.labels[i]));
+            for &d in &csucc[c] {
+                indeg[d] -= 1;
+                if indeg[d] == 0 {
+                    heap.push(Reverse((key(d), d)));
+                }
             }
         }
+        out
     }
-    let key = |c: usize| -> Vec<usize> { members[c].iter().map(|&i| rank_of[i]).collect() };
-    let mut heap: BinaryHeap<Reverse<(Vec<usize>, usize)>> = BinaryHeap::new();
-    for (c, _) in indeg.iter().enumerate().filter(|(_, d)| **d == 0) {
-        heap.push(Reverse((key(c), c)));
-    }
-    let mut out = Vec::with_capacity(n);
-    while let Some(Reverse((_, c))) = heap.pop() {
-        out.extend(members[c].iter().copied());
-        for &d in &csucc[c] {
-            indeg[d] -= 1;
-            if indeg[d] == 0 {
-                heap.push(Reverse((key(d), d)));
-            }
-        }
-    }
-    out
 }
-
 /// Tarjan's algorithm without recursion: the component of each node.
 fn tarjan(succ: &[Vec<usize>]) -> Vec<usize> {
     let n = succ.len();

@@ -408,16 +408,10 @@ impl Runtime {
                     }
                     Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
                         let (a, b) = (*a, *b);
-                        // Two struct literals unified explicitly each keep their own field
-                        // order (see toposort).
-                        let both = matches!(self.prog.expr(a), Expr::Struct(_))
-                            && matches!(self.prog.expr(b), Expr::Struct(_));
                         let mut ca = c.clone();
                         ca.x = CExpr::Expr(a);
                         ca.span = self.prog.span(a);
-                        ca.ci.explicit |= both;
                         let mut cb = c;
-                        cb.ci.explicit |= both;
                         cb.x = CExpr::Expr(b);
                         cb.span = self.prog.span(b);
                         self.add_conjunct(v, st, ca);
@@ -893,7 +887,8 @@ impl Runtime {
             labels,
             has_dynamic,
             hops: ci.hops,
-            frame: Rc::as_ptr(&frame) as usize,
+            frame: frame.clone(),
+            comp_id: 0,
         });
         let _ = span;
         if !lit.has_regular
@@ -1649,7 +1644,7 @@ impl Runtime {
             .structs
             .iter_mut()
             .rev()
-            .find(|s| s.frame == frame)
+            .find(|s| Rc::as_ptr(&s.frame) as usize == frame)
             && let Some(slot) = si.labels.iter_mut().find(|l| l.is_none())
         {
             *slot = Some(label);
