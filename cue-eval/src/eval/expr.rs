@@ -762,7 +762,7 @@ impl Runtime {
                     Expr::Builtin(Builtin::Reclose(_) | Builtin::CloseAll(_))
                 ) =>
             {
-                // Evaluated as a conjunct of an anonymous vertex (see `unify::add_closeall`).
+                // Evaluated as a conjunct of an anonymous vertex (see `closedness::add_closeall`).
                 Value::Vertex(self.anon_expr(env, id, span, cur))
             }
             Expr::Struct(_) | Expr::List(_) | Expr::Open(_) => {

@@ -17,10 +17,10 @@
 
 pub mod api;
 pub mod builtins;
+mod closedness;
 pub mod compile;
 mod condcheck;
 mod disjunct;
-mod explicitopen;
 pub mod export;
 mod expr;
 mod freeze;
@@ -299,7 +299,7 @@ pub struct Runtime {
     /// a duplicate (see `add_ref`).
     pub extra_parents: rustc_hash::FxHashMap<u32, Vec<u32>>,
     /// Groups opened by `x...` or created by `__reclose` (the `explicitopen` experiment).
-    pub group_marks: rustc_hash::FxHashMap<u32, explicitopen::GroupMark>,
+    pub group_marks: rustc_hash::FxHashMap<u32, closedness::GroupMark>,
     /// Roots of imported packages, by import id.
     pub packages: Vec<Option<VId>>,
     pub depth: usize,

@@ -24,7 +24,7 @@ pub(crate) struct NodeState {
     /// The groups of the references through which a non-definition vertex was inserted: a
     /// later reference from inside a closed group the earlier ones were not in inserts it
     /// again, so that its fields are evidence for that group too.
-    seen_groups: Vec<(VId, u32)>,
+    pub(super) seen_groups: Vec<(VId, u32)>,
     /// Conjuncts holding disjunctions, expanded last.
     pub(super) disjs: Vec<Conjunct>,
     /// The alternatives a disjunct clone chose, added after the node's other conjuncts, as
@@ -225,7 +225,7 @@ impl Runtime {
     }
 
     /// Runs dynamic fields and comprehensions until none is left.
-    fn run_tasks(&mut self, v: VId, st: &mut NodeState) {
+    pub(super) fn run_tasks(&mut self, v: VId, st: &mut NodeState) {
         loop {
             if let Some(c) = st.embeds.pop_front() {
                 let c = self.embed_and_scope(v, c);
@@ -253,7 +253,7 @@ impl Runtime {
         self.vm(a).conjuncts.push(c);
     }
 
-    fn reset(&mut self, a: VId) {
+    pub(super) fn reset(&mut self, a: VId) {
         let vx = self.vm(a);
         vx.status = Status::Unprocessed;
         vx.arcs.clear();
@@ -284,7 +284,7 @@ impl Runtime {
         });
     }
 
-    fn err_at(&mut self, v: VId, code: ErrCode, msg: String, span: Span) {
+    pub(super) fn err_at(&mut self, v: VId, code: ErrCode, msg: String, span: Span) {
         let b = Bottom::with_span(code, msg, span);
         self.set_err(v, b);
     }
@@ -591,7 +591,7 @@ impl Runtime {
 
     /// Inserts the conjuncts of the referenced vertex `w` (`extend`: recording `w` in the
     /// conjuncts' reference chains).
-    fn add_ref_conjuncts(
+    pub(super) fn add_ref_conjuncts(
         &mut self,
         v: VId,
         st: &mut NodeState,
@@ -739,20 +739,8 @@ impl Runtime {
         }
     }
 
-    /// Whether a non-definition vertex `w` already inserted at this node must be inserted again
-    /// for reference `c`: `c` lies in a closed group that none of the earlier references to
-    /// `w` lay in (`#Y: #Z & X` with `#Z: {X}`: the `X` embedded in `#Z` is evidence for `#Z`).
-    fn reinsert_for_group(&self, st: &NodeState, w: VId, first: Option<u32>, c: &Conjunct) -> bool {
-        if first.is_some() || c.ci.group == 0 || !self.group_closed(c.ci.group) {
-            return false;
-        }
-        !st.seen_groups
-            .iter()
-            .any(|&(x, g)| x == w && self.group_within(g, c.ci.group))
-    }
-
     /// `v` and then its ancestors, innermost first.
-    fn self_and_ancestors(&self, v: VId) -> impl Iterator<Item = VId> + '_ {
+    pub(super) fn self_and_ancestors(&self, v: VId) -> impl Iterator<Item = VId> + '_ {
         std::iter::successors(Some(v), |&x| self.v(x).parent)
     }
 
@@ -767,55 +755,6 @@ impl Runtime {
         self.self_and_ancestors(v)
             .skip(1)
             .any(|p| p == a || self.v(p).clone_of == Some(a))
-    }
-
-    /// Whether the path of `v` goes through a definition. An inline value (`{x: 1}.x`) is
-    /// not reached through the path of the node that uses it: the search stops there.
-    pub(super) fn path_has_def(&self, v: VId) -> bool {
-        self.self_and_ancestors(v)
-            .find(|&x| self.v(x).label.is_def() || self.v(x).anonymous)
-            .is_some_and(|x| self.v(x).label.is_def())
-    }
-
-    /// Whether `w` lies inside a vertex evaluated for an inline expression.
-    fn inside_inline(&self, w: VId) -> bool {
-        self.self_and_ancestors(w).any(|x| self.v(x).anonymous)
-    }
-
-    /// Whether group `g` or one it lies in is a `close()` (a closed group that is not
-    /// recursive).
-    fn closed_by_close(&self, mut g: u32) -> bool {
-        let mut guard = 0;
-        while g != 0 && guard < 10_000 {
-            guard += 1;
-            let gr = &self.groups[g as usize];
-            if gr.closed && !gr.recursive {
-                return true;
-            }
-            g = gr.parent;
-        }
-        false
-    }
-
-    /// Whether reference expression `x` names a definition (`#A`, `a.#B.c`, `#L[0]`).
-    fn names_def(&self, x: ExprId) -> bool {
-        match self.prog.expr(x) {
-            Expr::FieldRef { label, .. } => label.is_def(),
-            Expr::Selector(x, l) => l.is_def() || self.names_def(*x),
-            Expr::Index(x, _) => self.names_def(*x),
-            _ => false,
-        }
-    }
-
-    /// Whether a reference at `v` to `w` enters a definition: the path from `w` up to the
-    /// nearest node that is `v` or one of its ancestors crosses a definition. A reference
-    /// inside a definition to another field of it (`#S: {f: g & {n: 1}, g: {}}`) does not:
-    /// CUE closes only what a reference to a definition brings in.
-    fn def_between(&self, w: VId, v: VId) -> bool {
-        let at_v = |x: VId| x == v || self.is_ancestor(x, v);
-        self.self_and_ancestors(w)
-            .find(|&x| at_v(x) || self.v(x).label.is_def() || self.v(x).anonymous)
-            .is_some_and(|x| !at_v(x) && self.v(x).label.is_def())
     }
 
     /// The let `label` of struct vertex `v` for a literal added in surroundings `up` that differ
@@ -1036,28 +975,6 @@ impl Runtime {
         }
     }
 
-    /// Records the closed groups a struct literal of `group` makes active at `v`.
-    pub(super) fn register_requirements(&mut self, v: VId, group: u32) {
-        let mut g = group;
-        let mut guard = 0;
-        let mut passed_open = false;
-        while g != 0 && guard < 10_000 {
-            guard += 1;
-            passed_open |= self.is_open_mark(g);
-            let gr = &self.groups[g as usize];
-            if gr.closed
-                && (gr.recursive || gr.origin == v)
-                && !self.skip_reclose_requirement(g, passed_open)
-            {
-                let vx = &mut self.vertices[v as usize];
-                if !vx.closed_groups.contains(&g) {
-                    vx.closed_groups.push(g);
-                }
-            }
-            g = gr.parent;
-        }
-    }
-
     fn add_pattern(&mut self, v: VId, filter: Value, conj: Conjunct) {
         let arcs = self.v(v).arcs.clone();
         if arcs.iter().any(|&a| self.v(a).label.is_regular())
@@ -1158,7 +1075,7 @@ impl Runtime {
 
     /// Narrows the kind of `v` by `k` (a value written `what` at `span`); a kind conflict is
     /// reported and gives `false`.
-    fn add_kind(&mut self, v: VId, k: Kind, span: Span, what: &str) -> bool {
+    pub(super) fn add_kind(&mut self, v: VId, k: Kind, span: Span, what: &str) -> bool {
         let old = self.v(v).kind;
         let new = old.and(k);
         if new.is_empty() {
@@ -2120,249 +2037,6 @@ impl Runtime {
             );
             let b = Bottom::with_spans(ErrCode::Eval, msg, [hs, ls]);
             self.set_err(v, b);
-        }
-    }
-
-    /// Checks closedness: every regular arc of `v` needs evidence from each closed group that
-    /// applies here.
-    pub(super) fn check_closed(&mut self, v: VId) {
-        if self.v(v).closed_groups.is_empty() {
-            return;
-        }
-        // A definition embedded at the top level of a file does not close the package root,
-        // except for the other operands of an embedded conjunction (`_h & #schema`).
-        let root = self.v(v).parent.is_none() && !self.v(v).anonymous;
-        let mut reqs = self.v(v).closed_groups.clone();
-        if root {
-            reqs.retain(|&r| {
-                let rg = &self.groups[r as usize];
-                rg.embedded && self.is_embed_and(rg.parent)
-            });
-            if reqs.is_empty() {
-                return;
-            }
-        }
-        let opens = self.v(v).open_groups.clone();
-        // Requirements lifted by a `...` in a literal inside them.
-        let reqs: Vec<u32> = reqs
-            .into_iter()
-            .filter(|&r| !self.groups[r as usize].inline)
-            .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
-            .filter(|&r| !self.embedded_in_open_literal(r, &opens))
-            .collect();
-        let reqs = self.lift_opened(v, reqs);
-        if reqs.is_empty() {
-            return;
-        }
-        let arcs = self.v(v).arcs.clone();
-        for a in arcs {
-            let l = self.v(a).label;
-            if !l.is_regular() {
-                continue;
-            }
-            let ok = reqs.iter().all(|&r| self.arc_allowed(a, r));
-            if !ok {
-                // A field that is a structural cycle is reported as one (CUE finds the cycle
-                // while evaluating the field, before the closedness check).
-                self.evaluate(a);
-                if self
-                    .v(a)
-                    .err
-                    .as_ref()
-                    .is_some_and(|e| e.code == ErrCode::StructuralCycle)
-                {
-                    continue;
-                }
-                self.reset(a);
-                let spans = self.not_allowed_spans(a);
-                let b = Rc::new(Bottom {
-                    code: ErrCode::Eval,
-                    msg: "field not allowed".into(),
-                    spans,
-                    child: false,
-                    at: Some(a),
-                    subs: Vec::new(),
-                });
-                let ax = self.vm(a);
-                ax.err = Some(b);
-                ax.status = Status::Finalized;
-            }
-        }
-    }
-
-    /// The positions of a "field not allowed" error: those of every conjunct of the rejected
-    /// arc (its own fields and the pattern constraints of other structs that did admit it).
-    fn not_allowed_spans(&self, a: VId) -> Vec<Span> {
-        let mut spans: Vec<Span> = Vec::new();
-        for c in &self.v(a).conjuncts {
-            if c.span != Span::default() && !spans.contains(&c.span) {
-                spans.push(c.span);
-            }
-        }
-        spans
-    }
-
-    /// Whether requirement `r` is a definition embedded in a literal that is open at this node
-    /// (`{#meta, ...}`): the `...` opens what the literal embeds too.
-    fn embedded_in_open_literal(&self, r: u32, opens: &[u32]) -> bool {
-        let rg = &self.groups[r as usize];
-        if !rg.embedded || rg.parent == 0 || self.is_embed_and(rg.parent) {
-            return false;
-        }
-        // The literal that embeds `r` or one it is embedded in on the way to the embedding
-        // literal (`x: {A}` with `A: {#B, ...}`).
-        let p = self.embedding_literal(rg.parent);
-        let mut g = rg.parent;
-        let mut guard = 0;
-        while g != 0 && guard < 10_000 {
-            guard += 1;
-            if opens.contains(&g) {
-                return true;
-            }
-            if g == p {
-                break;
-            }
-            g = self.groups[g as usize].parent;
-        }
-        false
-    }
-
-    /// The literal whose fields count as evidence for a definition embedded in literal group
-    /// `p`: when that literal is itself an open embedded literal (`W: {{#T}, b: 1}`), the
-    /// literal it is embedded in, and so on up.
-    fn embedding_literal(&self, mut p: u32) -> u32 {
-        let mut guard = 0;
-        while p != 0 && guard < 10_000 {
-            guard += 1;
-            let g = &self.groups[p as usize];
-            if !g.embedded || g.closed || self.group_marks.contains_key(&p) {
-                break;
-            }
-            p = g.parent;
-        }
-        p
-    }
-
-    fn arc_allowed(&self, a: VId, r: u32) -> bool {
-        // The embedded definition `r` lies in (`out: {#A, a: b: 1}` with `#A: a?: #B`: `#B` is
-        // reached through the embedding), if any: fields from outside it but inside the
-        // enclosing literal are evidence.
-        let e = self.embedded_def_around(r);
-        let relax = if let Some(e) = e {
-            let rg = &self.groups[e as usize];
-            let mut p = rg.parent;
-            // Through the groups of definitions referred to at the same node (`#A: #B`).
-            while p != 0 && {
-                let pg = &self.groups[p as usize];
-                pg.closed && pg.recursive && pg.embedded && pg.origin == rg.origin
-            } {
-                p = self.groups[p as usize].parent;
-            }
-            Some(self.embedding_literal(p))
-        } else {
-            None
-        };
-        // A definition in an embedded conjunction (`{#A & {b: 1}}`) accepts the fields of the
-        // literal around the embedding, not those of the conjunction's other operands.
-        let scope = relax.filter(|&p| self.is_embed_and(p));
-        let relax = match scope {
-            // At the package root, every file's fields are the enclosing literal's.
-            Some(p) if self.is_package_root(self.groups[p as usize].origin) => Some(0),
-            Some(p) => Some(self.groups[p as usize].parent),
-            None => relax,
-        };
-        self.v(a).conjuncts.iter().any(|c| {
-            self.group_within(c.ci.group, r)
-                || relax.is_some_and(|p| {
-                    (p == 0 || self.group_within(c.ci.group, p))
-                        && !scope.is_some_and(|e| self.group_within(c.ci.group, e))
-                        && !e.is_some_and(|e| e != r && self.group_within(c.ci.group, e))
-                })
-        }) || self.allowed_by_embed_scope(a, r)
-    }
-
-    /// `r` if it is an embedded group, else the nearest embedded definition group around it.
-    fn embedded_def_around(&self, r: u32) -> Option<u32> {
-        let rg = &self.groups[r as usize];
-        if rg.embedded {
-            return Some(r);
-        }
-        let mut g = rg.parent;
-        let mut guard = 0;
-        while g != 0 && guard < 10_000 {
-            guard += 1;
-            let gr = &self.groups[g as usize];
-            if gr.embedded && gr.closed && gr.recursive {
-                return Some(g);
-            }
-            g = gr.parent;
-        }
-        None
-    }
-
-    /// Whether `v` is the root of the package (not an anonymous vertex).
-    fn is_package_root(&self, v: VId) -> bool {
-        self.v(v).parent.is_none() && !self.v(v).anonymous
-    }
-
-    /// Whether `g` or a group it lies in is closed.
-    fn group_closed(&self, mut g: u32) -> bool {
-        let mut guard = 0;
-        while g != 0 && guard < 10_000 {
-            guard += 1;
-            if self.groups[g as usize].closed {
-                return true;
-            }
-            g = self.groups[g as usize].parent;
-        }
-        false
-    }
-
-    /// Whether group `g` is `r` or lies inside it.
-    pub(super) fn group_within(&self, g: u32, r: u32) -> bool {
-        if self.group_within_chain(g, r) {
-            return true;
-        }
-        if self.extra_parents.is_empty() {
-            return false;
-        }
-        // Groups with extra parents form a small DAG: search it, each group once.
-        let mut stack = vec![g];
-        let mut seen: Vec<u32> = Vec::new();
-        while let Some(mut g) = stack.pop() {
-            let mut guard = 0;
-            loop {
-                if g == r {
-                    return true;
-                }
-                if g == 0 || guard > 10_000 || seen.contains(&g) {
-                    break;
-                }
-                seen.push(g);
-                guard += 1;
-                if let Some(more) = self.extra_parents.get(&g) {
-                    stack.extend(more.iter().copied());
-                }
-                g = self.groups[g as usize].parent;
-            }
-            if seen.len() > 100_000 {
-                return false;
-            }
-        }
-        false
-    }
-
-    fn group_within_chain(&self, mut g: u32, r: u32) -> bool {
-        let mut guard = 0;
-        loop {
-            if g == r {
-                return true;
-            }
-            if g == 0 || guard > 10_000 {
-                return false;
-            }
-            guard += 1;
-            g = self.groups[g as usize].parent;
         }
     }
 
