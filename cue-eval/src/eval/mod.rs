@@ -19,11 +19,10 @@ pub mod api;
 pub mod builtins;
 mod closedness;
 pub mod compile;
-mod condcheck;
+mod comprehension;
 mod disjunct;
 pub mod export;
 mod expr;
-mod freeze;
 pub mod ir;
 pub mod label;
 pub mod print;
@@ -327,15 +326,15 @@ pub struct Runtime {
     /// the vertex's own let arc.
     pub split_lets: rustc_hash::FxHashMap<(VId, Label), SplitLets>,
     /// Vertices whose field set a comprehension saw while they were being evaluated, with the
-    /// regular labels they had then (see `freeze.rs`).
+    /// regular labels they had then (see `comprehension.rs`).
     pub frozen: rustc_hash::FxHashMap<VId, Vec<Label>>,
     /// The vertices being evaluated whose own conjuncts are all added (they are running their
     /// dynamic fields, embeddings and comprehensions), innermost last.
     pub in_tasks: Vec<VId>,
     /// The node whose comprehension condition is being evaluated, and the `_|_` tests it
-    /// answered on incomplete values (see `condcheck.rs`).
+    /// answered on incomplete values (see `comprehension.rs`).
     pub cond_node: Option<VId>,
-    pub post_checks: Vec<condcheck::PostCheck>,
+    pub post_checks: Vec<comprehension::PostCheck>,
 }
 
 impl Default for Runtime {
