@@ -20,6 +20,7 @@ pub mod builtins;
 mod closedness;
 pub mod compile;
 mod comprehension;
+mod cycle;
 mod disjunct;
 pub mod export;
 mod expr;
