@@ -720,7 +720,7 @@ impl Runtime {
             Expr::Bound(op, x) => {
                 let v = self.eval_value(env, *x, cur);
                 match self.concrete(v) {
-                    Ok(Value::Null) if super::unify::bound_dir(*op).is_some() => {
+                    Ok(Value::Null) if super::bounds::bound_dir(*op).is_some() => {
                         Value::Bottom(Bottom::with_span(
                             ErrCode::Eval,
                             format!("cannot use null for bound {}", op.as_str()),

@@ -16,6 +16,7 @@
 //! - structural cycles are found with the chain of references each conjunct has followed.
 
 pub mod api;
+mod bounds;
 pub mod builtins;
 mod closedness;
 pub mod compile;
