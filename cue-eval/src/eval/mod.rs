@@ -25,6 +25,7 @@ mod cycle;
 mod disjunct;
 pub mod export;
 mod expr;
+mod finish;
 pub mod ir;
 pub mod label;
 pub mod print;
