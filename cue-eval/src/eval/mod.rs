@@ -31,6 +31,7 @@ pub mod label;
 pub mod print;
 mod toposort;
 mod unify;
+mod validators;
 pub mod value;
 
 use std::rc::Rc;
