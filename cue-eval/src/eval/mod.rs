@@ -28,6 +28,7 @@ mod expr;
 mod finish;
 pub mod ir;
 pub mod label;
+mod list;
 pub mod print;
 mod toposort;
 mod unify;
