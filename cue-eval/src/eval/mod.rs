@@ -29,6 +29,7 @@ mod finish;
 pub mod ir;
 pub mod label;
 mod list;
+mod pattern;
 pub mod print;
 mod toposort;
 mod unify;
