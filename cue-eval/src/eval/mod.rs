@@ -31,6 +31,7 @@ pub mod label;
 mod list;
 mod pattern;
 pub mod print;
+mod structlit;
 mod toposort;
 mod unify;
 mod validators;

@@ -1,12 +1,14 @@
 //! Evaluation of one vertex: conjuncts are added one by one to the vertex's state (its kind,
 //! scalar, bounds and child arcs), references bring in the conjuncts of their target, then
 //! dynamic fields and comprehensions run, disjunctions are expanded, and closedness is checked.
+//! This file merges the conjuncts; struct literals, lists, patterns, bounds, comprehensions,
+//! cycles, closedness and the final checks have files of their own.
 
 use std::rc::Rc;
 
 use crate::ast::Span;
 
-use super::ir::{self, ArcType, Builtin, Expr, StructId};
+use super::ir::{self, ArcType, Builtin, Expr};
 use super::label::Label;
 use super::value::{Bottom, ErrCode, Kind, Value, combine};
 use super::*;
@@ -31,10 +33,10 @@ pub(crate) struct NodeState {
     /// CUE applies a disjunct to a node that already has them (so a conflict names the value
     /// of the other conjuncts first).
     pub(super) chosen: Vec<Conjunct>,
-    comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
+    pub(super) comps: std::collections::VecDeque<(EnvRef, Rc<ir::Comprehension>, CloseInfo)>,
     /// Embedded expressions, run once the node's own conjuncts have inserted their fields.
-    embeds: std::collections::VecDeque<Conjunct>,
-    dynamic: std::collections::VecDeque<(EnvRef, ir::Decl, CloseInfo)>,
+    pub(super) embeds: std::collections::VecDeque<Conjunct>,
+    pub(super) dynamic: std::collections::VecDeque<(EnvRef, ir::Decl, CloseInfo)>,
     /// Conjuncts whose value hit a reference cycle, retried once the node has a value.
     pub(super) postponed: Vec<(Conjunct, Rc<Bottom>)>,
     pub(super) retrying: bool,
@@ -50,7 +52,7 @@ pub(crate) struct NodeState {
     pub(super) cyclic_refs: Vec<(VId, Conjunct, Span)>,
     /// A struct literal made only of comprehensions was added (`{if c {1}}`): the node is a
     /// struct unless what they yield makes it a scalar or a list, decided once they have run.
-    weak_struct: Option<Span>,
+    pub(super) weak_struct: Option<Span>,
     /// Optional references met before the node's own conjuncts were all added, whose cycle
     /// check depends on whether the node has a non-cyclic conjunct.
     pub(super) optional_refs: Vec<(VId, Conjunct, Span)>,
@@ -555,224 +557,6 @@ impl Runtime {
         self.self_and_ancestors(v).skip(1).any(|p| p == a)
     }
 
-    /// The let `label` of struct vertex `v` for a literal added in surroundings `up` that differ
-    /// from those of its first addition: a vertex of its own, found again by [`Self::let_vertex`].
-    fn split_let(&mut self, v: VId, label: Label, up: Option<EnvRef>, conj: Conjunct) {
-        let known = self.split_lets.get(&(v, label)).and_then(|l| {
-            l.iter()
-                .find(|(u, _)| same_env(u.as_ref(), up.as_ref()))
-                .map(|&(_, a)| a)
-        });
-        if known.is_some() {
-            return;
-        }
-        let a = self.new_vertex(Some(v), label, ArcType::Member);
-        self.push_conj(a, conj);
-        self.split_lets.entry((v, label)).or_default().push((up, a));
-    }
-
-    /// The vertex of let `label` of struct vertex `frame.vertex` as seen from `frame`: the one
-    /// made for its surroundings by [`Self::split_let`], or the let arc.
-    pub(super) fn let_vertex(&self, frame: &Env, label: Label) -> Option<VId> {
-        if let Some(l) = self.split_lets.get(&(frame.vertex, label))
-            && let Some(&(_, a)) = l
-                .iter()
-                .find(|(u, _)| same_env(u.as_ref(), frame.up.as_ref()))
-        {
-            return Some(a);
-        }
-        self.arc(frame.vertex, label)
-    }
-
-    fn add_struct(
-        &mut self,
-        v: VId,
-        st: &mut NodeState,
-        env: Option<EnvRef>,
-        sid: StructId,
-        ci: &CloseInfo,
-        span: Span,
-    ) {
-        let lit = self.prog.structs[sid as usize].clone();
-        if !lit.has_embed || lit.has_regular {
-            // A literal that only embeds (`{y}`) is what it embeds: no structure of its own.
-            self.non_cycle(v, st, ci);
-        }
-        let group = self.new_group(ci.group, false, true, false, v);
-        if ci.embedded {
-            // An embedded literal (`W: {{#T}, b: 1}`): see `embedding_literal`.
-            self.groups[group as usize].embedded = true;
-        }
-        self.register_requirements(v, group);
-        let frame = Rc::new(Env {
-            up: env,
-            vertex: v,
-            dyn_label: None,
-        });
-        let labels: Vec<Option<Label>> = lit
-            .decls
-            .iter()
-            .filter_map(|d| match d {
-                ir::Decl::Field { label, .. } if label.is_regular() => Some(Some(*label)),
-                ir::Decl::Dynamic { .. } => Some(None),
-                _ => None,
-            })
-            .collect();
-        let has_dynamic = labels.iter().any(Option::is_none);
-        self.vm(v).structs.push(StructInfo {
-            id: sid,
-            pos: if ci.ref_span != Span::default() {
-                ci.ref_span
-            } else {
-                lit.span
-            },
-            explicit: ci.explicit,
-            labels,
-            has_dynamic,
-            hops: ci.hops,
-            frame: Rc::as_ptr(&frame) as usize,
-        });
-        let _ = span;
-        if !lit.has_regular
-            && !lit.has_embed
-            && lit
-                .decls
-                .iter()
-                .any(|d| matches!(d, ir::Decl::Comprehension(_)))
-        {
-            // Comprehensions embed what they yield: `{if c {1}}` is 1.
-            st.weak_struct.get_or_insert(span);
-        } else if !lit.has_embed || lit.has_regular {
-            self.add_kind(v, Kind::STRUCT, span, "struct");
-        }
-        let child_ci = CloseInfo {
-            group,
-            embedded: false,
-            optional: ci.optional,
-            refs: ci.refs.clone(),
-            cyclic: ci.cyclic,
-            maybe_cyclic: ci.maybe_cyclic,
-            in_def: ci.in_def,
-            explicit: false,
-            ref_span: ci.ref_span,
-            hops: 0,
-        };
-        // Fields first, embeddings after: an embedding may refer to any field of the literal.
-        let mut embeds = Vec::new();
-        for d in &lit.decls {
-            match d {
-                ir::Decl::Embed(e, span) => embeds.push((*e, *span)),
-                ir::Decl::Field {
-                    label,
-                    arc,
-                    value,
-                    span: fspan,
-                    ..
-                } => {
-                    self.check_frozen(v, *label, span);
-                    let a = self.get_arc(v, *label, *arc);
-                    let mut cci = child_ci.clone();
-                    if *arc != ArcType::Member {
-                        cci.optional = true;
-                    }
-                    if label.is_def() {
-                        cci.in_def = true;
-                    }
-                    self.push_conj(
-                        a,
-                        Conjunct {
-                            env: Some(frame.clone()),
-                            x: CExpr::Expr(*value),
-                            ci: cci,
-                            span: *fspan,
-                        },
-                    );
-                }
-                ir::Decl::Dynamic { .. } => {
-                    st.dynamic
-                        .push_back((frame.clone(), d.clone(), child_ci.clone()));
-                }
-                ir::Decl::Pattern {
-                    filter,
-                    value,
-                    span,
-                } => {
-                    let fv = self.eval_value(Some(&frame), *filter, Some(v));
-                    let fv = self.pattern_filter(fv);
-                    let mut cci = child_ci.clone();
-                    cci.optional = true;
-                    let conj = Conjunct {
-                        env: Some(frame.clone()),
-                        x: CExpr::Expr(*value),
-                        ci: cci,
-                        span: *span,
-                    };
-                    self.add_pattern(v, fv, conj);
-                }
-                ir::Decl::Let { label, value } => {
-                    let a = self.get_arc(v, *label, ArcType::Member);
-                    let first = self.v(a).conjuncts.iter().find_map(|c| match c.x {
-                        CExpr::Expr(x) if x == *value => Some(c.env.as_ref().map(|e| e.up.clone())),
-                        _ => None,
-                    });
-                    let sp_ = self.prog.span(*value);
-                    let conj = Conjunct {
-                        env: Some(frame.clone()),
-                        x: CExpr::Expr(*value),
-                        ci: child_ci.clone(),
-                        span: sp_,
-                    };
-                    match first {
-                        None => self.push_conj(a, conj),
-                        // The same literal again in the same surroundings: the same let.
-                        Some(up)
-                            if same_env(
-                                up.as_ref().and_then(|u| u.as_ref()),
-                                frame.up.as_ref(),
-                            ) => {}
-                        // The same literal in other surroundings (another iteration of a
-                        // `for`): the let may refer to them, so it gets a vertex of its own.
-                        Some(_) => self.split_let(v, *label, frame.up.clone(), conj),
-                    }
-                }
-                ir::Decl::Ellipsis(ty) => {
-                    self.vm(v).open_groups.push(group);
-                    if let Some(t) = ty {
-                        let mut cci = child_ci.clone();
-                        cci.optional = true;
-                        let conj = Conjunct {
-                            env: Some(frame.clone()),
-                            x: CExpr::Expr(*t),
-                            ci: cci,
-                            span: self.prog.span(*t),
-                        };
-                        self.add_pattern(v, Value::Top, conj);
-                    }
-                }
-                ir::Decl::Comprehension(comp) => {
-                    let mut eci = child_ci.clone();
-                    eci.embedded = true;
-                    st.comps.push_back((frame.clone(), comp.clone(), eci));
-                }
-            }
-        }
-        for (e, span) in embeds {
-            let mut eci = child_ci.clone();
-            // With `explicitopen`, an embedded definition stays closed.
-            eci.embedded = !lit.explicit_open;
-            // An embedding belongs to the literal: for field order it stands where the
-            // literal does.
-            eci.ref_span = ci.ref_span;
-            eci.hops = ci.hops.saturating_add(1);
-            st.embeds.push_back(Conjunct {
-                env: Some(frame.clone()),
-                x: CExpr::Expr(e),
-                ci: eci,
-                span,
-            });
-        }
-    }
-
     /// Narrows the kind of `v` by `k` (a value written `what` at `span`); a kind conflict is
     /// reported and gives `false`.
     pub(super) fn add_kind(&mut self, v: VId, k: Kind, span: Span, what: &str) -> bool {
@@ -1047,26 +831,4 @@ struct ValueState {
     cons_spans: Vec<Span>,
     is_list: bool,
     list_open: bool,
-}
-
-/// Whether two scope chains see the same vertices (the same frame, or a copy of it made for a
-/// pattern constraint's label).
-fn same_env(a: Option<&EnvRef>, b: Option<&EnvRef>) -> bool {
-    let (mut a, mut b) = (a, b);
-    loop {
-        match (a, b) {
-            (None, None) => return true,
-            (Some(x), Some(y)) => {
-                if Rc::ptr_eq(x, y) {
-                    return true;
-                }
-                if x.vertex != y.vertex || x.dyn_label != y.dyn_label {
-                    return false;
-                }
-                a = x.up.as_ref();
-                b = y.up.as_ref();
-            }
-            _ => return false,
-        }
-    }
 }
