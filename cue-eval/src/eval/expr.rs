@@ -720,7 +720,7 @@ impl Runtime {
             Expr::Bound(op, x) => {
                 let v = self.eval_value(env, *x, cur);
                 match self.concrete(v) {
-                    Ok(Value::Null) if super::unify::bound_dir(*op).is_some() => {
+                    Ok(Value::Null) if super::bounds::bound_dir(*op).is_some() => {
                         Value::Bottom(Bottom::with_span(
                             ErrCode::Eval,
                             format!("cannot use null for bound {}", op.as_str()),
@@ -762,7 +762,7 @@ impl Runtime {
                     Expr::Builtin(Builtin::Reclose(_) | Builtin::CloseAll(_))
                 ) =>
             {
-                // Evaluated as a conjunct of an anonymous vertex (see `unify::add_closeall`).
+                // Evaluated as a conjunct of an anonymous vertex (see `closedness::add_closeall`).
                 Value::Vertex(self.anon_expr(env, id, span, cur))
             }
             Expr::Struct(_) | Expr::List(_) | Expr::Open(_) => {

@@ -16,19 +16,25 @@
 //! - structural cycles are found with the chain of references each conjunct has followed.
 
 pub mod api;
+mod bounds;
 pub mod builtins;
+mod closedness;
 pub mod compile;
-mod condcheck;
+mod comprehension;
+mod cycle;
 mod disjunct;
-mod explicitopen;
 pub mod export;
 mod expr;
-mod freeze;
+mod finish;
 pub mod ir;
 pub mod label;
+mod list;
+mod pattern;
 pub mod print;
+mod structlit;
 mod toposort;
 mod unify;
+mod validators;
 pub mod value;
 
 use std::rc::Rc;
@@ -85,8 +91,6 @@ pub struct CloseInfo {
     pub maybe_cyclic: bool,
     /// The conjunct is within a definition (required fields are not enforced there).
     pub in_def: bool,
-    /// The conjunct is an operand of `&` (for the field order of export).
-    pub explicit: bool,
     /// Where the outermost reference that brought this conjunct was written (for the field
     /// order of export: a referenced struct literal stands where it is used).
     pub ref_span: Span,
@@ -173,15 +177,9 @@ pub struct DisjVal {
 #[derive(Clone, Debug)]
 pub struct StructInfo {
     pub id: StructId,
-    /// The literal's position for field ordering: the outermost reference that brought it or a
-    /// struct enclosing it, or the literal itself.
+    /// Where the literal stands for messages: the outermost reference that brought it, or the
+    /// literal itself.
     pub pos: Span,
-    /// An operand of `&`.
-    pub explicit: bool,
-    /// The labels the literal's field declarations produced, in declaration order; dynamic
-    /// fields fill their slot (`None` until resolved) when their label is known.
-    pub labels: Vec<Option<Label>>,
-    pub has_dynamic: bool,
     /// [`CloseInfo::hops`] of the conjunct that added the literal.
     pub hops: u16,
     /// The literal's environment frame: the conjuncts of its fields carry it.
@@ -302,7 +300,7 @@ pub struct Runtime {
     /// a duplicate (see `add_ref`).
     pub extra_parents: rustc_hash::FxHashMap<u32, Vec<u32>>,
     /// Groups opened by `x...` or created by `__reclose` (the `explicitopen` experiment).
-    pub group_marks: rustc_hash::FxHashMap<u32, explicitopen::GroupMark>,
+    pub group_marks: rustc_hash::FxHashMap<u32, closedness::GroupMark>,
     /// Roots of imported packages, by import id.
     pub packages: Vec<Option<VId>>,
     pub depth: usize,
@@ -332,15 +330,15 @@ pub struct Runtime {
     /// the vertex's own let arc.
     pub split_lets: rustc_hash::FxHashMap<(VId, Label), SplitLets>,
     /// Vertices whose field set a comprehension saw while they were being evaluated, with the
-    /// regular labels they had then (see `freeze.rs`).
+    /// regular labels they had then (see `comprehension.rs`).
     pub frozen: rustc_hash::FxHashMap<VId, Vec<Label>>,
     /// The vertices being evaluated whose own conjuncts are all added (they are running their
     /// dynamic fields, embeddings and comprehensions), innermost last.
     pub in_tasks: Vec<VId>,
     /// The node whose comprehension condition is being evaluated, and the `_|_` tests it
-    /// answered on incomplete values (see `condcheck.rs`).
+    /// answered on incomplete values (see `comprehension.rs`).
     pub cond_node: Option<VId>,
-    pub post_checks: Vec<condcheck::PostCheck>,
+    pub post_checks: Vec<comprehension::PostCheck>,
 }
 
 impl Default for Runtime {

@@ -200,7 +200,7 @@ fn select(inst: &mut Instance, path: &[&str]) -> Result<VId, Vec<EvalError>> {
 }
 
 /// Gathers the permanent errors below `v`, in arc order.
-fn collect_errors(
+pub(super) fn collect_errors(
     rt: &mut Runtime,
     v: VId,
     opts: Options,
@@ -248,34 +248,7 @@ fn collect_errors(
 /// root through regular fields (which `cue export` reports too), once the regular fields have
 /// been exported.
 pub fn closedness_errors_in_definitions(inst: &mut Instance) -> Vec<EvalError> {
-    let root = inst.root;
-    let mut errs = Vec::new();
-    let mut stack = vec![(root, 0usize)];
-    while let Some((v, depth)) = stack.pop() {
-        if depth > MAX_DEPTH {
-            continue;
-        }
-        let d = inst.rt.deref(v);
-        let arcs = inst.rt.v(d).arcs.clone();
-        for a in arcs {
-            let ax = inst.rt.v(a);
-            if ax.label.is_let() || ax.arc_type == ArcType::Optional {
-                continue;
-            }
-            if ax.label.is_regular() {
-                stack.push((a, depth + 1));
-                continue;
-            }
-            inst.rt.finalize(a, true);
-            let mut found = Vec::new();
-            let opts = Options {
-                hidden: true,
-                optional: false,
-            };
-            collect_errors(&mut inst.rt, a, opts, &mut found, depth + 1);
-            errs.extend(found.into_iter().filter(|e| e.msg == "field not allowed"));
-        }
-    }
+    let errs = inst.rt.not_allowed_in_definitions(inst.root);
     if errs.is_empty() {
         return Vec::new();
     }

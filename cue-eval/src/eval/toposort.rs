@@ -130,7 +130,6 @@ impl Runtime {
             let i = match by_sid.get(&s.id) {
                 Some(&i) => {
                     metas[i].repeats += 1;
-                    metas[i].explicit |= s.explicit;
                     i
                 }
                 None => {
