@@ -19,10 +19,12 @@
 //!   `v & <literal>`, so the evaluator needs nothing special.
 //! * **Data files**: `.json`, `.yaml`, `.yml` arguments decode to [`Data`] ([`crate::decode`]).
 //!
-//! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]).
+//! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]);
+//! [`load_instance`] and [`export`] do what the `cue` command does with it.
 
 pub mod attr;
 pub mod buildattr;
+mod command;
 pub mod embed;
 mod fs;
 mod prune;
@@ -40,6 +42,7 @@ use crate::decode::{self, Data, Limits};
 use crate::eval::api::{EvalError, Instance, ParsedSource};
 
 pub use attr::{AttrArg, Attribute};
+pub use command::{Export, export, load_instance, relative_to};
 use fs::Fs;
 
 /// How to load.
