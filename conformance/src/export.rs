@@ -376,7 +376,7 @@ pub fn error_paths(stderr: &str) -> BTreeSet<String> {
 }
 
 /// The path prefix of an error header, if it has one.
-fn header_path(line: &str) -> Option<&str> {
+pub fn header_path(line: &str) -> Option<&str> {
     let b = line.as_bytes();
     let mut i = 0;
     loop {

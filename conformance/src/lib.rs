@@ -10,7 +10,9 @@
 //! depend on any evaluator: they drive an [`engine::Engine`], chosen by [`engine::selected`].
 //!
 //! The Timoni module check ([`timoni`]) loads each module with `cue_eval::load` and exports it
-//! as the oracle did, plain and with Timoni's schema overlay.
+//! as the oracle did, plain and with Timoni's schema overlay. The wild check ([`wild`]) does the
+//! same for real modules by other authors, through the code of `timoni cue export`, and compares
+//! exit status, stdout and the first error.
 
 pub mod corpus;
 pub mod cue_engine;
@@ -23,3 +25,4 @@ pub mod parse;
 pub mod ratchet;
 pub mod timoni;
 pub mod txtar;
+pub mod wild;

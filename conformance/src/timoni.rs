@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use cue_eval::encode::to_json_indent;
 use cue_eval::eval::api::format_errors;
-use cue_eval::eval::print::export_path;
 use cue_eval::load::{self, Config};
 use serde_json::Value;
 
@@ -258,23 +257,12 @@ pub fn export(
         overlay.insert(PathBuf::from("timoni.schema.cue"), s);
         cfg.overlay = overlay;
     }
-    let build = load::load(&cfg, &cmd.args).map_err(|e| e.to_string())?;
-    let mut inst = build.into_instance().map_err(|e| format_errors(&e))?;
-    let mut out = String::new();
-    let paths: Vec<Vec<String>> = if cmd.expression.is_empty() {
-        vec![Vec::new()]
-    } else {
-        cmd.expression
-            .iter()
-            .map(|e| cue_eval::eval::print::split_path(e))
-            .collect()
-    };
-    for p in paths {
-        let p: Vec<&str> = p.iter().map(String::as_str).collect();
-        let d = export_path(&mut inst, &p).map_err(|e| format_errors(&e))?;
-        out.push_str(&to_json_indent(&d, false));
-    }
-    Ok(out)
+    let export = load::export(&cfg, &cmd.args, &cmd.expression).map_err(|e| format_errors(&e))?;
+    Ok(export
+        .docs
+        .iter()
+        .map(|d| to_json_indent(d, false))
+        .collect())
 }
 
 #[cfg(test)]

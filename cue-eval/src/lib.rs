@@ -22,6 +22,10 @@ pub mod stack;
 
 pub use parser::{ParseError, check_parser, parse, parse_bytes, parse_ranges, parse_with};
 
+/// The CUE language version this crate implements, as a module declares it
+/// (`language: version: "v0.17.1"` in `cue.mod/module.cue`).
+pub const LANGUAGE_VERSION: &str = "v0.17.1";
+
 /// Parses `src` and formats it as `cue fmt` would. Returns the errors instead when the source does
 /// not parse, since formatting a broken tree would lose text.
 pub fn format_source(src: &str) -> Result<String, Vec<ParseError>> {

@@ -114,7 +114,11 @@ fn symlinked_packages_are_followed() {
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("cue.mod/pkg")).unwrap();
     std::fs::create_dir_all(tmp.join("shared/acme.io/lib")).unwrap();
-    std::fs::write(tmp.join("cue.mod/module.cue"), "module: \"x.io/m\"\n").unwrap();
+    std::fs::write(
+        tmp.join("cue.mod/module.cue"),
+        "module: \"x.io/m\"\nlanguage: version: \"v0.17.1\"\n",
+    )
+    .unwrap();
     std::fs::write(
         tmp.join("shared/acme.io/lib/lib.cue"),
         "package lib\n\nv: 42\n",

@@ -96,6 +96,38 @@ fn build_errors_are_one_clear_message() {
     insta::assert_snapshot!(all);
 }
 
+/// A module whose `cue.mod/module.cue` declares no `language: version:` is refused with
+/// Timoni's words (and how to fix it), by `build` and by `mod vet`.
+#[test]
+fn a_module_without_a_language_version_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let module = tmp.path().join("module");
+    copy_dir(&testdata().join("module"), &module);
+    std::fs::write(
+        module.join("cue.mod/module.cue"),
+        "module: \"timoni.sh/demo\"\n",
+    )
+    .unwrap();
+    let mut all = String::new();
+    for args in [&["build", "demo", "."][..], &["mod", "vet"]] {
+        all.push_str(&run_in(&module, args, None, &[]));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
 /// The shared corpus's Timoni modules, or `None` (with a loud reason) when it is absent.
 fn corpus_modules() -> Option<Vec<PathBuf>> {
     let root = match std::env::var_os("CONFORMANCE_DIR") {

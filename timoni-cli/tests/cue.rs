@@ -91,6 +91,16 @@ fn an_unknown_tag_is_an_error() {
     insta::assert_snapshot!(cue("ok", &["export", "-t", "env=prod"]));
 }
 
+/// A module whose `cue.mod/module.cue` declares no `language: version:` is refused as `cue`
+/// refuses it, before the unknown tag `mv` is noticed.
+#[test]
+fn a_module_without_a_language_version_is_refused() {
+    insta::assert_snapshot!(cue(
+        "nolang",
+        &["export", "-t", "name=demo", "-t", "mv=1.0.0", "./"]
+    ));
+}
+
 #[test]
 fn export_loads_a_module_with_imports_tags_and_if() {
     insta::assert_snapshot!(cue(

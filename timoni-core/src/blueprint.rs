@@ -219,6 +219,14 @@ mod tests {
             module.starts_with("module: \"timoni.sh/demo\"\n"),
             "{module}"
         );
+        // The loader refuses a module without a language version, as cue and Timoni do.
+        assert!(
+            module.contains(&format!(
+                "language: version: {:?}",
+                cue_eval::LANGUAGE_VERSION
+            )),
+            "{module}"
+        );
         let main = std::fs::read_to_string(dest.join("timoni.cue")).unwrap();
         assert!(
             main.contains("templates \"timoni.sh/demo/templates\""),

@@ -583,7 +583,7 @@ mod tests {
         std::fs::create_dir_all(&pkg).unwrap();
         std::fs::write(
             dir.path().join("cue.mod/module.cue"),
-            "module: \"example.com/wd\"\n",
+            "module: \"example.com/wd\"\nlanguage: version: \"v0.17.1\"\n",
         )
         .unwrap();
         std::fs::write(pkg.join("s.cue"), "package shared\n\nns: \"imported\"\n").unwrap();

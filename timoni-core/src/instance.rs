@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use cue_eval::encode::Data;
 use cue_eval::eval::api::{EvalError, format_errors};
 use cue_eval::eval::print::export_path;
-use cue_eval::load::{self, Config};
+use cue_eval::load::{self, Config, LoadErrorKind, NO_LANGUAGE_VERSION};
 
 use crate::error::{Error, Result};
 use crate::meta::{self, get, get_str};
@@ -224,6 +224,26 @@ fn cue_error(errs: &[EvalError]) -> Error {
     Error::Cue(format_errors(errs).trim_end().to_string())
 }
 
+/// A loading error as `cue` words it, except a module without a language version, which Timoni
+/// words `import failed: timoni.sh/x@v0: no language version declared in module.cue`; ours
+/// adds how to fix it.
+fn load_error(e: &load::LoadError) -> Error {
+    match &e.kind {
+        LoadErrorKind::NoLanguageVersion { module } => {
+            let module = match module.as_deref() {
+                Some(m) if m.contains('@') => format!("{m}: "),
+                Some(m) => format!("{m}@v0: "),
+                None => String::new(),
+            };
+            Error::Module(format!(
+                "import failed: {module}{NO_LANGUAGE_VERSION} (add `language: version: \"{}\"` to cue.mod/module.cue)",
+                cue_eval::LANGUAGE_VERSION
+            ))
+        }
+        _ => cue_error(&[e.to_eval_error()]),
+    }
+}
+
 /// A module loaded for an instance: its root, its parsed files (the schema and values
 /// overlays included; only when asked for) and the evaluator instance.
 pub struct Loaded {
@@ -291,7 +311,7 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
     } else {
         format!("./{}", opts.package)
     };
-    let build = load::load(&cfg, &[arg]).map_err(|e| cue_error(&[e.to_eval_error()]))?;
+    let build = load::load(&cfg, &[arg]).map_err(|e| load_error(&e))?;
     let files = if keep_files {
         build.files.clone()
     } else {
@@ -475,7 +495,11 @@ mod tests {
     fn a_missing_module_file_is_named() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("cue.mod")).unwrap();
-        std::fs::write(dir.path().join("cue.mod/module.cue"), "module: \"x.io/m\"").unwrap();
+        std::fs::write(
+            dir.path().join("cue.mod/module.cue"),
+            "module: \"x.io/m\"\nlanguage: version: \"v0.17.1\"\n",
+        )
+        .unwrap();
         let err = check_module(dir.path()).unwrap_err();
         assert!(err.to_string().contains("no timoni.cue"), "{err}");
     }

@@ -14,6 +14,11 @@
 //! corpus with `cue_eval::load`, exports `timoni.apply` as `expected.json` and
 //! `expected-build.json` say (the latter with the `timoni.schema.cue` overlay), and prints a row
 //! per module, the figures and the ratchet's verdict.
+//!
+//! `cargo run -p conformance --release -- wild [--json PATH] [--verbose]` runs every case of the
+//! wild modules (`<corpus>/wild/cases.json`) through the code of `timoni cue export` in a patched
+//! copy of its tree, and prints PASS or FAIL per case with the reason, whether our first error
+//! agrees with `cue`'s where `cue` fails, the figures and the ratchet's verdict.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,7 +28,7 @@ use clap::{Args, Parser, Subcommand};
 use conformance::corpus::{self, Corpus};
 use conformance::parse::{self, FormatOutcome, LineDiff, ParseOutcome, Population};
 use conformance::ratchet::{self, Ratchet};
-use conformance::{engine, export, timoni};
+use conformance::{engine, export, timoni, wild};
 
 #[derive(Parser)]
 #[command(about = "Conformance runners over the shared CUE/Timoni corpus")]
@@ -40,6 +45,8 @@ enum Command {
     Export(ExportArgs),
     /// Load and export every Timoni module (plain and with the schema overlay) and compare.
     Timoni(TimoniArgs),
+    /// Export every wild module case as `timoni cue export` does and compare with `cue`.
+    Wild(WildArgs),
 }
 
 /// Options every check shares.
@@ -81,6 +88,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => run_parse(&args),
         Command::Export(args) => run_export(&args),
         Command::Timoni(args) => run_timoni(&args),
+        Command::Wild(args) => run_wild(&args),
     }
 }
 
@@ -686,4 +694,121 @@ fn run_timoni(args: &TimoniArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+#[derive(Args)]
+struct WildArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Write a JSON summary (figures, and per case: id, pass, reason, error agreement) to this
+    /// file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write each case's output to this directory, to compare with `cue`'s or the CLI's:
+    /// `<case>.stdout` and `<case>.stderr` (ours), `<case>.cue.stdout`, `<case>.cue.stderr`
+    /// (its first 500 bytes).
+    #[arg(long)]
+    dump: Option<PathBuf>,
+}
+
+fn run_wild(args: &WildArgs) -> ExitCode {
+    let common = &args.common;
+    let root = match corpus_root(common) {
+        Ok(r) if r.join("wild").is_dir() => r,
+        Ok(r) if common.corpus.is_none() => {
+            println!("SKIPPED: no wild modules at {}", r.join("wild").display());
+            return ExitCode::SUCCESS;
+        }
+        Ok(r) => {
+            eprintln!("error: no wild modules at {}", r.join("wild").display());
+            return ExitCode::from(2);
+        }
+        Err(e) if common.corpus.is_none() => {
+            println!("SKIPPED: {e}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = wild::Options {
+        timeout: Duration::from_secs(common.timeout),
+        filter: common.filter.clone(),
+    };
+    let report = match wild::run(&root, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("wild modules: {}", root.join("wild").display());
+    if let Some(dir) = &args.dump
+        && let Err(e) = dump_wild(&root, &report, dir)
+    {
+        eprintln!("error: cannot write {}: {e}", dir.display());
+        return ExitCode::from(2);
+    }
+    let width = report.cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in &report.cases {
+        let verdict = if c.pass { "PASS" } else { "FAIL" };
+        let mut line = format!("  {verdict} {:<width$} {:>6.1?}", c.name, c.time);
+        if !c.pass {
+            line.push_str(&format!("  {}", c.reason));
+        }
+        match c.error_agree {
+            Some(true) => line.push_str("  [first error agrees]"),
+            Some(false) => line.push_str(&format!(
+                "  [first error differs: ours {:?}]",
+                c.our_first_line.as_deref().unwrap_or("(none)")
+            )),
+            None => {}
+        }
+        println!("{line}");
+    }
+    let f = report.figures();
+    println!(
+        "pass {}/{}; exit status agrees {}/{}; first error agrees {}/{} (of the cases where cue fails)",
+        f.pass, f.files, f.verdict_match, f.files, f.error_agree, f.cue_fail
+    );
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        println!("JSON summary written to {}", path.display());
+    }
+    let held = report_ratchet("wild", &f.named(), common.filter.is_some());
+    if common.ratchet && !held {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes ours and `cue`'s output of every case of `report` to `dir`.
+fn dump_wild(
+    root: &std::path::Path,
+    report: &wild::Report,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    let cases = wild::load_cases(&root.join("wild"))?;
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let write =
+        |name: String, text: &str| std::fs::write(dir.join(name), text).map_err(|e| e.to_string());
+    for c in &report.cases {
+        let (stdout, stderr) = match &c.run {
+            wild::Run::Ok(out) => (out.as_str(), ""),
+            wild::Run::Failed(err) => ("", err.as_str()),
+            _ => ("", c.reason.as_str()),
+        };
+        write(format!("{}.stdout", c.name), stdout)?;
+        write(format!("{}.stderr", c.name), stderr)?;
+        if let Some(case) = cases.iter().find(|k| k.name == c.name) {
+            write(format!("{}.cue.stdout", c.name), &case.stdout)?;
+            write(format!("{}.cue.stderr", c.name), &case.stderr_head)?;
+        }
+    }
+    Ok(())
 }

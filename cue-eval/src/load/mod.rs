@@ -3,7 +3,9 @@
 //!
 //! * **Module root**: the nearest directory at or above the working directory holding
 //!   `cue.mod` (a directory with `module.cue`, or a legacy `cue.mod` file or bare directory).
-//!   The module path comes from `module: "..."` in `cue.mod/module.cue`.
+//!   The module path comes from `module: "..."` in `cue.mod/module.cue`, which must declare
+//!   `language: version:` as CUE requires of every module file; loading fails without it
+//!   ([`LoadErrorKind::NoLanguageVersion`]), before tags are checked.
 //! * **Packages**: a directory's `.cue` files of one package, in name order (`_*`, `.*`,
 //!   `*_test.cue` and `*_tool.cue` skipped, files of other packages ignored; several packages in
 //!   one directory need `./dir:pkg`), then the files of the same package in each parent
@@ -19,10 +21,12 @@
 //!   `v & <literal>`, so the evaluator needs nothing special.
 //! * **Data files**: `.json`, `.yaml`, `.yml` arguments decode to [`Data`] ([`crate::decode`]).
 //!
-//! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]).
+//! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]);
+//! [`load_instance`] and [`export`] do what the `cue` command does with it.
 
 pub mod attr;
 pub mod buildattr;
+mod command;
 pub mod embed;
 mod fs;
 mod prune;
@@ -40,6 +44,7 @@ use crate::decode::{self, Data, Limits};
 use crate::eval::api::{EvalError, Instance, ParsedSource};
 
 pub use attr::{AttrArg, Attribute};
+pub use command::{Export, export, load_instance, relative_to};
 use fs::Fs;
 
 /// How to load.
@@ -86,7 +91,23 @@ impl Config {
 pub struct LoadError {
     pub msg: String,
     pub positions: Vec<(String, usize, usize)>,
+    /// What went wrong, for callers that word some errors their own way.
+    pub kind: LoadErrorKind,
 }
+
+/// The loading errors a caller may want to tell apart; every other one is [`LoadErrorKind::Other`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum LoadErrorKind {
+    #[default]
+    Other,
+    /// `cue.mod/module.cue` declares no `language: version:`. The message is what `cue` prints
+    /// (`no language version declared in module.cue; run 'cue mod fix'`); `module` is the
+    /// file's `module:` value as written (`timoni.sh/x`, `x.io/m@v1`), when it has one.
+    NoLanguageVersion { module: Option<String> },
+}
+
+/// What `cue` prints for a module file without a language version.
+pub const NO_LANGUAGE_VERSION: &str = "no language version declared in module.cue";
 
 /// A file's name and text, borrowed, to turn an offset into `file:line:col` for an error
 /// without copying the text.
@@ -107,6 +128,7 @@ impl LoadError {
         LoadError {
             msg: msg.into(),
             positions: Vec::new(),
+            kind: LoadErrorKind::Other,
         }
     }
 
@@ -115,6 +137,7 @@ impl LoadError {
         LoadError {
             msg: msg.into(),
             positions: vec![(file.name.to_string(), l, c)],
+            kind: LoadErrorKind::Other,
         }
     }
 
@@ -384,7 +407,16 @@ impl<'a> Loader<'a> {
                 };
                 let path = if self.fs.is_file(&file) {
                     let text = self.fs.read(&file)?;
-                    module_path(&file, &text)?
+                    let m = module_file(&file, &text)?;
+                    // Only `cue.mod/module.cue` must declare its language version; a legacy
+                    // `cue.mod` file is read for its module path alone.
+                    if file != cm && !m.has_language_version {
+                        return Err(LoadError {
+                            kind: LoadErrorKind::NoLanguageVersion { module: m.declared },
+                            ..LoadError::new(format!("{NO_LANGUAGE_VERSION}; run 'cue mod fix'"))
+                        });
+                    }
+                    m.path
                 } else {
                     None
                 };
@@ -951,28 +983,162 @@ fn file_base(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-/// `module: "x"` of a `cue.mod/module.cue`, without its `@vN` suffix.
-fn module_path(file: &Path, text: &str) -> Result<Option<String>, LoadError> {
+/// What the loader reads from a module file.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ModuleFile {
+    /// `module:` as written (`x.io/m@v1`).
+    declared: Option<String>,
+    /// `module:` without its `@vN` suffix.
+    path: Option<String>,
+    /// Whether `language: version:` is a non-empty string.
+    has_language_version: bool,
+}
+
+/// Reads `cue.mod/module.cue` (or a legacy `cue.mod` file): its module path and whether it
+/// declares a language version.
+fn module_file(file: &Path, text: &str) -> Result<ModuleFile, LoadError> {
     let name = file.display().to_string();
     let (ast, errs) = crate::parse(FileId(0), text);
     if let Some(e) = errs.first() {
         let sf = FileRef::new(&name, text);
         return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
     }
-    for d in &ast.decls {
-        if let ast::Decl::Field(f) = d
-            && let ast::Label::Ident(i) = &f.label
-            && &*i.name == "module"
-            && let ast::Expr::Lit(lit) = &f.value
-            && lit.kind == ast::LitKind::String
-        {
-            let v = crate::literal::decode(&lit.raw)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok())
-                .unwrap_or_default();
-            let v = v.split('@').next().unwrap_or(&v).to_string();
-            return Ok(Some(v));
+    let declared = fields_named(&ast.decls, "module")
+        .into_iter()
+        .find_map(string_value);
+    let path = declared
+        .as_deref()
+        .map(|v| v.split('@').next().unwrap_or(v).to_string());
+    // The module file is data: `language: version: "v0.9.0"`, `language: {version: ...}` and a
+    // `language` field written twice all unify to the same struct, which CUE decodes; an empty
+    // version counts as none, as in CUE.
+    let has_language_version = fields_named(&ast.decls, "language")
+        .into_iter()
+        .any(|v| match v {
+            ast::Expr::Struct(s) => fields_named(&s.decls, "version")
+                .into_iter()
+                .filter_map(string_value)
+                .any(|v| !v.is_empty()),
+            _ => false,
+        });
+    Ok(ModuleFile {
+        declared,
+        path,
+        has_language_version,
+    })
+}
+
+/// The values of the fields labelled `name` (an identifier or a quoted label) among `decls`,
+/// including those of embedded struct literals.
+fn fields_named<'a>(decls: &'a [ast::Decl], name: &str) -> Vec<&'a ast::Expr> {
+    let mut out = Vec::new();
+    for d in decls {
+        match d {
+            ast::Decl::Field(f) if label_is(&f.label, name) => out.push(&f.value),
+            ast::Decl::Embed(ast::Expr::Struct(s)) => out.extend(fields_named(&s.decls, name)),
+            _ => {}
         }
     }
-    Ok(None)
+    out
+}
+
+fn label_is(label: &ast::Label, name: &str) -> bool {
+    match label {
+        ast::Label::Ident(i) => &*i.name == name,
+        ast::Label::String(e) => string_value(e).as_deref() == Some(name),
+        _ => false,
+    }
+}
+
+/// The text of a string literal.
+fn string_value(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::Lit(lit) if lit.kind == ast::LitKind::String => crate::literal::decode(&lit.raw)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> ModuleFile {
+        module_file(Path::new("cue.mod/module.cue"), text).expect("module file parses")
+    }
+
+    /// Every spelling of `language.version` that CUE decodes from a module file counts.
+    #[test]
+    fn language_version_in_any_form() {
+        for text in [
+            "module: \"x.io/m\"\nlanguage: version: \"v0.9.0\"\n",
+            "module: \"x.io/m\"\nlanguage: {version: \"v0.9.0\"}\n",
+            "module: \"x.io/m\"\n\"language\": \"version\": \"v0.9.0\"\n",
+            "module: \"x.io/m\"\nlanguage: {}\nlanguage: version: \"v0.9.0\"\n",
+            "{module: \"x.io/m\", language: version: \"v0.9.0\"}\n",
+        ] {
+            assert!(read(text).has_language_version, "{text}");
+        }
+        for text in [
+            "",
+            "module: \"x.io/m\"\n",
+            "module: \"x.io/m\"\nlanguage: version: \"\"\n",
+            "module: \"x.io/m\"\nlanguage: {}\n",
+            "module: \"x.io/m\"\nversion: \"v0.9.0\"\n",
+        ] {
+            assert!(!read(text).has_language_version, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn module_path_drops_the_major_version() {
+        let m = read("module: \"timoni.sh/x@v0\"\nlanguage: version: \"v0.9.0\"\n");
+        assert_eq!(m.declared.as_deref(), Some("timoni.sh/x@v0"));
+        assert_eq!(m.path.as_deref(), Some("timoni.sh/x"));
+    }
+
+    /// A module without a language version is refused when the module file is read, before
+    /// anything else (an unknown tag included), with `cue`'s message; a legacy `cue.mod` file
+    /// or a `cue.mod` directory without `module.cue` loads as before.
+    #[test]
+    fn module_without_language_version_is_refused() {
+        let tmp = std::env::temp_dir().join(format!("cue-load-nolang-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(tmp.join("cue.mod")).unwrap();
+        std::fs::write(tmp.join("a.cue"), "package p\n\nx: 1\n").unwrap();
+        let load_with = |module: Option<&str>| {
+            let _ = std::fs::remove_file(tmp.join("cue.mod/module.cue"));
+            if let Some(text) = module {
+                std::fs::write(tmp.join("cue.mod/module.cue"), text).unwrap();
+            }
+            let mut cfg = Config::new(&tmp);
+            cfg.tags = vec!["mv=1.0.0".to_string()];
+            load(&cfg, &[])
+        };
+        let err = load_with(Some("module: \"x.io/m\"\n")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no language version declared in module.cue; run 'cue mod fix'"
+        );
+        assert_eq!(
+            err.kind,
+            LoadErrorKind::NoLanguageVersion {
+                module: Some("x.io/m".to_string())
+            }
+        );
+        // With the version, the unknown tag is the error.
+        let err =
+            load_with(Some("module: \"x.io/m\"\nlanguage: version: \"v0.17.1\"\n")).unwrap_err();
+        assert_eq!(err.kind, LoadErrorKind::Other);
+        assert!(err.msg.contains("no tag for \"mv\""), "{err}");
+        // A bare cue.mod directory, then a legacy cue.mod file, have no version to declare.
+        let err = load_with(None).unwrap_err();
+        assert_eq!(err.kind, LoadErrorKind::Other);
+        std::fs::remove_dir_all(tmp.join("cue.mod")).unwrap();
+        std::fs::write(tmp.join("cue.mod"), "module: \"x.io/m\"\n").unwrap();
+        let err = load(&Config::new(&tmp), &["./".to_string()]);
+        let _ = std::fs::remove_dir_all(&tmp);
+        assert_eq!(err.map(|b| b.module_path), Ok(Some("x.io/m".to_string())));
+    }
 }

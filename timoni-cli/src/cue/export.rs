@@ -3,10 +3,10 @@
 
 use std::process::ExitCode;
 
-use cue_eval::encode::{Data, to_json_indent, to_yaml, to_yaml_stream};
-use cue_eval::eval::print::export_path;
+use cue_eval::encode::{to_json_indent, to_yaml, to_yaml_stream};
+use cue_eval::load;
 
-use super::{Inputs, fail, selections};
+use super::{Inputs, fail};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -27,29 +27,22 @@ enum Format {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut inst = match args.inputs.load()? {
-        Ok(i) => i,
+    let export = match load::export(
+        &args.inputs.config()?,
+        &args.inputs.paths,
+        &args.expressions,
+    ) {
+        Ok(e) => e,
         Err(errs) => return Ok(fail(&errs)),
     };
-    let paths = match selections(&args.expressions) {
-        p if p.is_empty() => vec![Vec::new()],
-        p => p,
-    };
-    let mut docs: Vec<Data> = Vec::new();
-    for path in &paths {
-        let path: Vec<&str> = path.iter().map(String::as_str).collect();
-        match export_path(&mut inst, &path) {
-            Ok(d) => docs.push(d),
-            Err(errs) => return Ok(fail(&errs)),
-        }
-    }
+    let docs = &export.docs;
     let text = match args.out {
         Format::Json => docs.iter().map(|d| to_json_indent(d, false)).collect(),
         Format::Yaml if docs.len() == 1 => to_yaml(&docs[0]),
-        Format::Yaml => to_yaml_stream(&docs),
+        Format::Yaml => to_yaml_stream(docs),
     };
     print!("{text}");
     // The process ends here: tearing down the evaluator's graph would only cost time.
-    std::mem::forget(inst);
+    std::mem::forget(export);
     Ok(ExitCode::SUCCESS)
 }

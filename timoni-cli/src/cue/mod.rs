@@ -11,7 +11,6 @@ mod eval;
 mod export;
 mod vet;
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -61,54 +60,35 @@ struct Inputs {
 }
 
 impl Inputs {
-    /// Loads the files of the instance (the module, its imports, the data files), with tags
-    /// injected.
-    fn build(&self) -> anyhow::Result<Result<Build, Vec<EvalError>>> {
+    /// The loader's configuration: the working directory, with the tags injected.
+    fn config(&self) -> anyhow::Result<Config> {
         let cwd = std::env::current_dir().context("working directory")?;
         let mut cfg = Config::new(&cwd);
         cfg.tags = self.tags.clone();
         if self.inject_vars {
             cfg.inject_default_vars();
         }
-        Ok(load::load(&cfg, &self.paths).map_err(|e| vec![e.to_eval_error()]))
+        Ok(cfg)
+    }
+
+    /// Loads the files of the instance (the module, its imports, the data files), with tags
+    /// injected.
+    fn build(&self) -> anyhow::Result<Result<Build, Vec<EvalError>>> {
+        Ok(load::load(&self.config()?, &self.paths).map_err(|e| vec![e.to_eval_error()]))
     }
 
     /// Loads and compiles the package, with the data files unified into it; `Err` inside is
     /// what `cue` reports for inputs that do not load or parse.
     fn load(&self) -> anyhow::Result<Result<Instance, Vec<EvalError>>> {
-        let mut build = match self.build()? {
-            Ok(b) => b,
-            Err(e) => return Ok(Err(e)),
-        };
-        if let Err(e) = build.merge_data_files() {
-            return Ok(Err(vec![e.to_eval_error()]));
-        }
-        Ok(build.into_instance())
+        Ok(load::load_instance(&self.config()?, &self.paths))
     }
 }
 
 /// Prints errors as `cue` does (positions relative to the working directory) and fails.
 fn fail(errs: &[EvalError]) -> ExitCode {
-    eprint!("{}", format_errors(&relative_positions(errs)));
-    ExitCode::FAILURE
-}
-
-/// Positions in files below the working directory as `./rel/path`, as `cue` prints them.
-fn relative_positions(errs: &[EvalError]) -> Vec<EvalError> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let prefix = format!("{}/", cwd.display());
-    errs.iter()
-        .map(|e| {
-            let mut e = e.clone();
-            for (f, _, _) in &mut e.positions {
-                if let Ok(rel) = Path::new(f.as_str()).strip_prefix(&cwd) {
-                    *f = format!("./{}", rel.display());
-                }
-            }
-            e.msg = e.msg.replace(&prefix, "./");
-            e
-        })
-        .collect()
+    eprint!("{}", format_errors(&load::relative_to(errs, &cwd)));
+    ExitCode::FAILURE
 }
 
 /// Splits `-e` selections (`a.b."c-d"`) into labels.
