@@ -93,6 +93,8 @@ impl Runtime {
                 spans.push(c.span);
             }
         }
+        // As CUE prints an error's input positions: by file name, then offset.
+        spans.sort_by_key(|s| (self.file_ranks.get(s.file.0 as usize).copied(), s.start));
         spans
     }
 

@@ -115,7 +115,11 @@ impl Runtime {
         comp: &ir::Comprehension,
     ) -> Result<Vec<EnvRef>, Rc<Bottom>> {
         let mut out = Vec::new();
-        self.clauses(v, env, &comp.clauses, comp.body, &mut out)?;
+        self.comp_ids += 1;
+        let saved = std::mem::replace(&mut self.cur_comp, self.comp_ids);
+        let r = self.clauses(v, env, &comp.clauses, comp.body, &mut out);
+        self.cur_comp = saved;
+        r?;
         Ok(out)
     }
 
@@ -141,6 +145,7 @@ impl Runtime {
             up: Some(env),
             vertex: f,
             dyn_label: None,
+            comp_id: self.cur_comp,
         })
     }
 
@@ -364,6 +369,7 @@ impl Runtime {
                         up: Some(env.clone()),
                         vertex: f,
                         dyn_label: None,
+                        comp_id: self.cur_comp,
                     });
                     self.clauses(v, e, rest, body, out)?;
                     if frozen_src.is_some() && self.v(a).status != Status::Unprocessed {

@@ -167,6 +167,7 @@ impl Runtime {
             let mut c2 = c.clone();
             c2.ci.maybe_cyclic = true;
             c2.ci.refs = None;
+            c2.ci.ref_span = super::CLEARED_REF;
             self.add_ref_conjuncts(v, st, w, &c2, span, false);
             return true;
         }

@@ -56,6 +56,9 @@ pub struct Env {
     pub vertex: VId,
     /// The label a pattern constraint is being applied to (`X` in `[X=string]: v`).
     pub dyn_label: Option<Label>,
+    /// The comprehension firing that made this scope (a `for` or `let` clause), or 0: the
+    /// literals a firing yields are ordered round by round (see `toposort`).
+    pub comp_id: u32,
 }
 pub type EnvRef = Rc<Env>;
 
@@ -93,12 +96,22 @@ pub struct CloseInfo {
     pub in_def: bool,
     /// Where the outermost reference that brought this conjunct was written (for the field
     /// order of export: a referenced struct literal stands where it is used).
+    /// [`CLEARED_REF`] once the chain of references was cleared for another round.
     pub ref_span: Span,
     /// How many references and embeddings were followed since the conjunct's field was
     /// declared: CUE adds a node's struct literals before those it reaches through references
     /// (which it resolves as later tasks), and field order breaks ties by that order.
     pub hops: u16,
 }
+
+/// The [`CloseInfo::ref_span`] of a conjunct whose chain of references was cleared (CUE's
+/// `MaybeCyclic` round): it no longer stands where a reference was written, and references it
+/// meets later do not count either.
+pub const CLEARED_REF: Span = Span {
+    file: crate::ast::FileId(u32::MAX),
+    start: 0,
+    end: 0,
+};
 
 impl CloseInfo {
     /// Whether `v` is among the last references followed. Only a window of the chain is
@@ -243,6 +256,21 @@ pub struct Vertex {
     pub origin: Option<ExprId>,
     /// An index of `arcs` by label, kept once a vertex has many arcs.
     pub arc_map: Option<rustc_hash::FxHashMap<Label, VId>>,
+    /// Places in `arcs` kept for the fields a pending comprehension will add.
+    pub slots: Option<Box<ArcSlots>>,
+}
+
+/// The order of a vertex's arcs once a comprehension has reserved places in it: CUE creates
+/// the arcs of the fields a comprehension's body declares (`if c {x: 1}`) when the
+/// comprehension is scheduled, so they come before the fields declared after it, and before
+/// fields with computed labels, although the comprehension runs later.
+#[derive(Clone, Debug, Default)]
+pub struct ArcSlots {
+    /// The sequence number of each arc (same indices as `arcs`; increasing).
+    pub seqs: Vec<u32>,
+    /// Labels reserved and not yet created, with their sequence numbers.
+    pub reserved: Vec<(Label, u32)>,
+    pub next: u32,
 }
 
 impl Vertex {
@@ -282,6 +310,7 @@ impl Vertex {
             defer_disj: None,
             origin: None,
             arc_map: None,
+            slots: None,
         }
     }
 }
@@ -316,6 +345,9 @@ pub struct Runtime {
     pub sources: Vec<Rc<str>>,
     /// Each file's rank by name, by file id: field order compares positions by file name.
     pub file_ranks: Vec<u32>,
+    /// The last comprehension firing numbered, and the one whose clauses are running.
+    pub comp_ids: u32,
+    pub cur_comp: u32,
     /// The source positions of the struct/list validators being run, so that a validator met
     /// again inside its own check (its argument carries it) is not re-run.
     pub validating: Vec<Span>,
@@ -369,6 +401,8 @@ impl Runtime {
             cycle_checks: Vec::new(),
             sources: Vec::new(),
             file_ranks: Vec::new(),
+            comp_ids: 0,
+            cur_comp: 0,
             validating: Vec::new(),
             or_memo: Default::default(),
             split_lets: Default::default(),
@@ -457,10 +491,44 @@ impl Runtime {
             self.vm(v).arc_map = Some(m);
         }
         let vx = self.vm(v);
-        vx.arcs.push(a);
+        if let Some(s) = &mut vx.slots {
+            let seq = match s.reserved.iter().position(|&(r, _)| r == l) {
+                Some(i) => s.reserved.remove(i).1,
+                None => {
+                    s.next += 1;
+                    s.next - 1
+                }
+            };
+            let at = s.seqs.partition_point(|&x| x < seq);
+            s.seqs.insert(at, seq);
+            vx.arcs.insert(at, a);
+        } else {
+            vx.arcs.push(a);
+        }
         if let Some(m) = &mut vx.arc_map {
             m.entry(l).or_insert(a);
         }
+    }
+
+    /// Keeps a place among `v`'s arcs for a field that a comprehension will add.
+    pub(super) fn reserve_arc(&mut self, v: VId, l: Label) {
+        if self.arc(v, l).is_some() {
+            return;
+        }
+        let vx = self.vm(v);
+        let n = vx.arcs.len() as u32;
+        let s = vx.slots.get_or_insert_with(|| {
+            Box::new(ArcSlots {
+                seqs: (0..n).collect(),
+                reserved: Vec::new(),
+                next: n,
+            })
+        });
+        if s.reserved.iter().any(|&(r, _)| r == l) {
+            return;
+        }
+        s.reserved.push((l, s.next));
+        s.next += 1;
     }
 
     /// The CUE path of a vertex (`a.b.0."x-y"`), skipping anonymous and clone levels.

@@ -115,6 +115,7 @@ impl Runtime {
                 up: e.up.clone(),
                 vertex: e.vertex,
                 dyn_label: Some(label),
+                comp_id: e.comp_id,
             })
         });
         self.push_conj(

@@ -33,21 +33,27 @@ impl Runtime {
             self.groups[group as usize].embedded = true;
         }
         self.register_requirements(v, group);
+        // The comprehension firing whose body this literal is part of, if any.
+        let comp_id = std::iter::successors(env.as_ref(), |e| e.up.as_ref())
+            .map(|e| e.comp_id)
+            .find(|&c| c != 0)
+            .unwrap_or(0);
         let frame = Rc::new(Env {
             up: env,
             vertex: v,
             dyn_label: None,
+            comp_id: 0,
         });
         self.vm(v).structs.push(StructInfo {
             id: sid,
-            pos: if ci.ref_span != Span::default() {
+            pos: if ci.ref_span != Span::default() && ci.ref_span != CLEARED_REF {
                 ci.ref_span
             } else {
                 lit.span
             },
             hops: ci.hops,
             frame: frame.clone(),
-            comp_id: 0,
+            comp_id,
         });
         let _ = span;
         if !lit.has_regular
@@ -166,6 +172,7 @@ impl Runtime {
                     }
                 }
                 ir::Decl::Comprehension(comp) => {
+                    self.reserve_yielded(v, comp.body, 0);
                     let mut eci = child_ci.clone();
                     eci.embedded = true;
                     st.comps.push_back((frame.clone(), comp.clone(), eci));
@@ -237,6 +244,31 @@ fn same_env(a: Option<&EnvRef>, b: Option<&EnvRef>) -> bool {
                 b = y.up.as_ref();
             }
             _ => return false,
+        }
+    }
+}
+
+impl Runtime {
+    /// Reserves places among `v`'s arcs for the fields a comprehension's body declares, as CUE
+    /// creates them when it schedules the comprehension: fields of the body, of struct literals
+    /// it embeds and of the bodies of comprehensions nested in it.
+    fn reserve_yielded(&mut self, v: VId, body: StructId, depth: u32) {
+        if depth > 16 {
+            return;
+        }
+        let lit = self.prog.structs[body as usize].clone();
+        for d in &lit.decls {
+            match d {
+                ir::Decl::Field { label, .. } => self.reserve_arc(v, *label),
+                ir::Decl::Embed(e, _) => {
+                    if let ir::Expr::Struct(sid) = self.prog.expr(*e) {
+                        let sid = *sid;
+                        self.reserve_yielded(v, sid, depth + 1);
+                    }
+                }
+                ir::Decl::Comprehension(c) => self.reserve_yielded(v, c.body, depth + 1),
+                _ => {}
+            }
         }
     }
 }

@@ -204,7 +204,7 @@ impl Runtime {
                 }
                 metas[i].pos = self.pos_of(c.span);
                 let r = c.ci.ref_span;
-                if r == Span::default() {
+                if r == Span::default() || r == super::CLEARED_REF {
                     continue;
                 }
                 let list = held.entry(r).or_default();

@@ -20,6 +20,11 @@ const SHARING: bool = false;
 /// Work collected while one vertex is evaluated.
 #[derive(Default)]
 pub(crate) struct NodeState {
+    /// While set, references among the node's own conjuncts wait in `later_refs`: CUE adds a
+    /// node's struct literals at once and resolves references as later tasks, which decides
+    /// the order of arcs (and so of iteration).
+    defer_refs: bool,
+    later_refs: Vec<Conjunct>,
     /// Referenced vertices already inserted (a vertex is never inserted twice into one node),
     /// with the group created for a definition's conjuncts.
     seen: Vec<(VId, Option<u32>)>,
@@ -102,8 +107,15 @@ impl Runtime {
     fn evaluate_inner(&mut self, v: VId) {
         self.vm(v).status = Status::Evaluating;
         let conjs = self.v(v).conjuncts.clone();
-        let mut st = NodeState::default();
+        let mut st = NodeState {
+            defer_refs: true,
+            ..NodeState::default()
+        };
         for c in conjs {
+            self.add_conjunct(v, &mut st, c);
+        }
+        st.defer_refs = false;
+        for c in std::mem::take(&mut st.later_refs) {
             self.add_conjunct(v, &mut st, c);
         }
         while !st.chosen.is_empty() {
@@ -325,6 +337,16 @@ impl Runtime {
                         } else {
                             self.push_disjunction(v, st, c);
                         }
+                    }
+                    Expr::FieldRef { .. }
+                    | Expr::LetRef { .. }
+                    | Expr::ValueRef { .. }
+                    | Expr::Selector(..)
+                    | Expr::Index(..)
+                    | Expr::Import(_)
+                        if st.defer_refs =>
+                    {
+                        st.later_refs.push(c);
                     }
                     Expr::FieldRef { .. }
                     | Expr::LetRef { .. }
