@@ -142,7 +142,7 @@ impl Runtime {
         // reached through the embedding), if any: fields from outside it but inside the
         // enclosing literal are evidence.
         let e = self.embedded_def_around(r);
-        let relax = if let Some(e) = e {
+        let (relax, mark) = if let Some(e) = e {
             let rg = &self.groups[e as usize];
             let mut p = rg.parent;
             // Through the groups of definitions referred to at the same node (`#A: #B`).
@@ -152,13 +152,21 @@ impl Runtime {
             } {
                 p = self.groups[p as usize].parent;
             }
-            Some(self.embedding_literal(p))
+            // A definition that is a conjunct of an embedded non-definition value (`{x}` with
+            // `x: #A & {b: 1}`) has that embedding as its scope: the fields that came with it
+            // are not evidence. One embedded in a literal of that value (`x: {#A, b: 1}`) has
+            // its own.
+            if self.is_embed_mark(p) {
+                (Some(p), Some(p))
+            } else {
+                (Some(self.embedding_literal(p)), None)
+            }
         } else {
-            None
+            (None, None)
         };
         // A definition in an embedded conjunction (`{#A & {b: 1}}`) accepts the fields of the
         // literal around the embedding, not those of the conjunction's other operands.
-        let scope = relax.filter(|&p| self.is_embed_and(p));
+        let scope = mark.or(relax.filter(|&p| self.is_embed_and(p)));
         let relax = match scope {
             // At the package root, every file's fields are the enclosing literal's.
             Some(p) if self.is_package_root(self.groups[p as usize].origin) => Some(0),
@@ -583,6 +591,11 @@ impl Runtime {
             c.ci.group = e;
         }
         c
+    }
+
+    /// Whether group `g` is the embedding scope of a non-definition value.
+    fn is_embed_mark(&self, g: u32) -> bool {
+        !self.group_marks.is_empty() && self.group_marks.get(&g) == Some(&GroupMark::Embed)
     }
 
     /// Whether group `g` holds an embedded conjunction.

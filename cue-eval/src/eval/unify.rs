@@ -515,6 +515,11 @@ impl Runtime {
                         self.groups[g as usize].inline = true;
                         g
                     }),
+                // A value selected out of a definition-typed value (`c.t` with `c: #C`) is closed
+                // here only by the definitions it was reached through: the recursive closedness
+                // it had at `c` does not come along, as CUE gives the conjuncts of the selected
+                // field the reference's close information. A `close()` group is kept.
+                None if !self.closed_by_close(wc.ci.group) => ref_group,
                 None => wc.ci.group,
             };
             let ci = CloseInfo {
