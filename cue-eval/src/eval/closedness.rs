@@ -104,8 +104,13 @@ impl Runtime {
             return false;
         }
         // The literal that embeds `r` or one it is embedded in on the way to the embedding
-        // literal (`x: {A}` with `A: {#B, ...}`).
-        let p = self.embedding_literal(rg.parent);
+        // literal (`x: {A}` with `A: {#B, ...}`); for a definition that came with an embedded
+        // non-definition value, the literal around that embedding (`{x, ...}` with
+        // `x: #B & {}`).
+        let mut p = self.embedding_literal(rg.parent);
+        if self.is_embed_mark(p) {
+            p = self.embedding_literal(self.groups[p as usize].parent);
+        }
         let mut g = rg.parent;
         let mut guard = 0;
         while g != 0 && guard < 10_000 {
