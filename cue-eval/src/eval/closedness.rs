@@ -351,17 +351,6 @@ impl Runtime {
         }
     }
 
-    /// Whether a reference at `v` to `w` enters a definition: the path from `w` up to the
-    /// nearest node that is `v` or one of its ancestors crosses a definition. A reference
-    /// inside a definition to another field of it (`#S: {f: g & {n: 1}, g: {}}`) does not:
-    /// CUE closes only what a reference to a definition brings in.
-    pub(super) fn def_between(&self, w: VId, v: VId) -> bool {
-        let at_v = |x: VId| x == v || self.is_ancestor(x, v);
-        self.self_and_ancestors(w)
-            .find(|&x| at_v(x) || self.v(x).label.is_def() || self.v(x).anonymous)
-            .is_some_and(|x| !at_v(x) && self.v(x).label.is_def())
-    }
-
     /// The "field not allowed" errors inside the definitions and hidden fields reachable from
     /// `root` through regular fields (which `cue export` reports too), once the regular fields
     /// have been exported.
