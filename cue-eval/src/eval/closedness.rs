@@ -106,8 +106,13 @@ impl Runtime {
             return false;
         }
         // The literal that embeds `r` or one it is embedded in on the way to the embedding
-        // literal (`x: {A}` with `A: {#B, ...}`).
-        let p = self.embedding_literal(rg.parent);
+        // literal (`x: {A}` with `A: {#B, ...}`); for a definition that came with an embedded
+        // non-definition value, the literal around that embedding (`{x, ...}` with
+        // `x: #B & {}`).
+        let mut p = self.embedding_literal(rg.parent);
+        if self.is_embed_mark(p) {
+            p = self.embedding_literal(self.groups[p as usize].parent);
+        }
         let mut g = rg.parent;
         let mut guard = 0;
         while g != 0 && guard < 10_000 {
@@ -144,7 +149,7 @@ impl Runtime {
         // reached through the embedding), if any: fields from outside it but inside the
         // enclosing literal are evidence.
         let e = self.embedded_def_around(r);
-        let relax = if let Some(e) = e {
+        let (relax, mark) = if let Some(e) = e {
             let rg = &self.groups[e as usize];
             let mut p = rg.parent;
             // Through the groups of definitions referred to at the same node (`#A: #B`).
@@ -154,13 +159,21 @@ impl Runtime {
             } {
                 p = self.groups[p as usize].parent;
             }
-            Some(self.embedding_literal(p))
+            // A definition that is a conjunct of an embedded non-definition value (`{x}` with
+            // `x: #A & {b: 1}`) has that embedding as its scope: the fields that came with it
+            // are not evidence. One embedded in a literal of that value (`x: {#A, b: 1}`) has
+            // its own.
+            if self.is_embed_mark(p) {
+                (Some(p), Some(p))
+            } else {
+                (Some(self.embedding_literal(p)), None)
+            }
         } else {
-            None
+            (None, None)
         };
         // A definition in an embedded conjunction (`{#A & {b: 1}}`) accepts the fields of the
         // literal around the embedding, not those of the conjunction's other operands.
-        let scope = relax.filter(|&p| self.is_embed_and(p));
+        let scope = mark.or(relax.filter(|&p| self.is_embed_and(p)));
         let relax = match scope {
             // At the package root, every file's fields are the enclosing literal's.
             Some(p) if self.is_package_root(self.groups[p as usize].origin) => Some(0),
@@ -338,17 +351,6 @@ impl Runtime {
             Expr::Index(x, _) => self.names_def(*x),
             _ => false,
         }
-    }
-
-    /// Whether a reference at `v` to `w` enters a definition: the path from `w` up to the
-    /// nearest node that is `v` or one of its ancestors crosses a definition. A reference
-    /// inside a definition to another field of it (`#S: {f: g & {n: 1}, g: {}}`) does not:
-    /// CUE closes only what a reference to a definition brings in.
-    pub(super) fn def_between(&self, w: VId, v: VId) -> bool {
-        let at_v = |x: VId| x == v || self.is_ancestor(x, v);
-        self.self_and_ancestors(w)
-            .find(|&x| at_v(x) || self.v(x).label.is_def() || self.v(x).anonymous)
-            .is_some_and(|x| !at_v(x) && self.v(x).label.is_def())
     }
 
     /// The "field not allowed" errors inside the definitions and hidden fields reachable from
@@ -585,6 +587,11 @@ impl Runtime {
             c.ci.group = e;
         }
         c
+    }
+
+    /// Whether group `g` is the embedding scope of a non-definition value.
+    fn is_embed_mark(&self, g: u32) -> bool {
+        !self.group_marks.is_empty() && self.group_marks.get(&g) == Some(&GroupMark::Embed)
     }
 
     /// Whether group `g` holds an embedded conjunction.

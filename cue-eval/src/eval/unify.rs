@@ -465,8 +465,12 @@ impl Runtime {
         {
             self.evaluate(p);
         }
+        // A reference closes what it brings in when it names a definition (`#A`, `a.#B.c`) or
+        // lands on one; reaching a field inside a definition otherwise (a `for` value over
+        // `#A`, a `let` bound to `#A`, a field of the definition referred to from inside it)
+        // does not.
         let def = self.path_has_def(w)
-            && (matches!(c.x, CExpr::Expr(id) if self.names_def(id)) || self.def_between(w, v));
+            && (matches!(c.x, CExpr::Expr(id) if self.names_def(id)) || self.v(w).label.is_def());
         let len = c.ci.refs.as_ref().map_or(0, |r| r.len) + 1;
         if len as usize > MAX_DEPTH / 2 {
             let b = Bottom::with_span(
@@ -537,6 +541,11 @@ impl Runtime {
                         self.groups[g as usize].inline = true;
                         g
                     }),
+                // A value selected out of a definition-typed value (`c.t` with `c: #C`) is closed
+                // here only by the definitions it was reached through: the recursive closedness
+                // it had at `c` does not come along, as CUE gives the conjuncts of the selected
+                // field the reference's close information. A `close()` group is kept.
+                None if !self.closed_by_close(wc.ci.group) => ref_group,
                 None => wc.ci.group,
             };
             let ci = CloseInfo {
