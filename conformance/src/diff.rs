@@ -184,7 +184,68 @@ fn closed(r: &mut Rng, t: &mut Template) -> String {
     let open = |r: &mut Rng, t: &mut Template| {
         if t.flag(r, "open") { "\n\t..." } else { "" }
     };
-    match r.below(14) {
+    match r.below(17) {
+        14 => {
+            t.set("select-variants");
+            let dots = open(r, t);
+            let extra = if t.flag(r, "extra") {
+                format!(", {c}: {m}")
+            } else {
+                String::new()
+            };
+            let head = format!("#D: {{\n\t{b}: {{\n\t\t{a}: *{n} | int{dots}\n\t}}\n}}\n");
+            let body = match r.below(5) {
+                0 => {
+                    t.set("def-select");
+                    format!("w: #D.{b} & {{{a}: {n}{extra}}}\n")
+                }
+                1 => {
+                    t.set("paren-select");
+                    format!("w: (#D & {{}}).{b} & {{{a}: {n}{extra}}}\n")
+                }
+                2 => {
+                    t.set("let-select");
+                    format!("let V = #D\nw: V.{b} & {{{a}: {n}{extra}}}\n")
+                }
+                3 => {
+                    t.set("embed-select");
+                    format!("_v: #D\nw: {{\n\t_v.{b}\n\t{a}: {n}{extra}\n}}\n")
+                }
+                _ => {
+                    t.set("def-field-of-def");
+                    format!("#E: {{{d}: #D.{b}}}\nw: #E & {{{d}: {{{a}: {n}{extra}}}}}\n")
+                }
+            };
+            format!("{head}{body}")
+        }
+        15 => {
+            t.set("embed-chain");
+            let dots = open(r, t);
+            let extra = if t.flag(r, "extra") {
+                format!("\n\t{c}: {m}")
+            } else {
+                String::new()
+            };
+            let mid = if t.flag(r, "mid-def") { "#X" } else { "x" };
+            format!(
+                "#D: {{\n\t{a}: {n}{dots}\n}}\n{mid}: {{\n\t#D\n}}\ny: {{\n\t{mid}{extra}\n}}\n"
+            )
+        }
+        16 => {
+            t.set("closed-in-disjunction-default");
+            let with = match r.below(3) {
+                0 => format!("{a}: {n}"),
+                1 => {
+                    t.set("second");
+                    format!("{b}: {m}")
+                }
+                _ => {
+                    t.set("extra");
+                    format!("{c}: {m}")
+                }
+            };
+            format!("#A: {{{a}: int}}\n#B: {{{b}: int}}\nx: *#A | #B\ny: x & {{{with}}}\n")
+        }
         11 => {
             t.set("embed-def-typed-value");
             let extra = if t.flag(r, "extra") {
@@ -402,7 +463,69 @@ fn defaults(r: &mut Rng, t: &mut Template) -> String {
     let l = r.labels(4);
     let (a, b, c, d) = (l[0], l[1], l[2], l[3]);
     let (n, m) = (r.int(), r.int() + 5);
-    match r.below(10) {
+    match r.below(14) {
+        10 => {
+            t.set("default-vs-constraint");
+            let other = r.pick(&["int", ">0", ">N", "<N", "*N | int", "*M | int", "N | M"]);
+            t.set(other);
+            let other = other
+                .replace('N', &n.to_string())
+                .replace('M', &m.to_string());
+            let def = t.flag(r, "def");
+            if def {
+                format!("#D: {{{a}: *{n} | int}}\nx: #D & {{{a}: {other}}}\n")
+            } else {
+                format!("{a}: *{n} | int\n{a}: {other}\n")
+            }
+        }
+        11 => {
+            t.set("tagged-struct-disjunction");
+            let pick = match r.below(3) {
+                0 => "k: \"p\"".to_owned(),
+                1 => {
+                    t.set("second");
+                    "k: \"q\"".to_owned()
+                }
+                _ => {
+                    t.set("field-only");
+                    format!("{b}: {m}")
+                }
+            };
+            let def = t.flag(r, "def");
+            let name = if def { "#S" } else { "s" };
+            format!(
+                "{name}: *{{k: \"p\", {a}: {n}}} | {{k: \"q\", {b}: int}}\nx: {name} & {{{pick}}}\n"
+            )
+        }
+        12 => {
+            t.set("null-or-struct");
+            let more = if t.flag(r, "more") {
+                format!("\nx: {a}: {n}")
+            } else {
+                String::new()
+            };
+            let first = if t.flag(r, "null-default") {
+                format!("*null | {{{a}: int}}")
+            } else {
+                format!("null | *{{{a}: *{n} | int}}")
+            };
+            format!("x: {first}{more}\ny: x\n")
+        }
+        13 => {
+            t.set("nested-def-default");
+            let read = match r.below(3) {
+                0 => format!("x: #D.{b}.{a}"),
+                1 => {
+                    t.set("via-value");
+                    format!("_v: #D\nx: _v.{b}.{a} + 1")
+                }
+                _ => {
+                    t.set("override-nested");
+                    format!("x: #D & {{{b}: {a}: {m}}}")
+                }
+            };
+            format!("#D: {{{b}: {{{a}: *{n} | {m}}}}}\n{read}\n")
+        }
         8 => {
             t.set("default-in-comprehension");
             let body = if t.flag(r, "list") {
