@@ -13,9 +13,13 @@
 //! as the oracle did, plain and with Timoni's schema overlay. The wild check ([`wild`]) does the
 //! same for real modules by other authors, through the code of `timoni cue export`, and compares
 //! exit status, stdout and the first error.
+//!
+//! The differential check ([`diff`]) needs no corpus: it generates small CUE programs and
+//! compares our export of each with an oracle `cue` binary's.
 
 pub mod corpus;
 pub mod cue_engine;
+pub mod diff;
 pub mod engine;
 pub mod export;
 pub mod inline;

@@ -19,6 +19,12 @@
 //! wild modules (`<corpus>/wild/cases.json`) through the code of `timoni cue export` in a patched
 //! copy of its tree, and prints PASS or FAIL per case with the reason, whether our first error
 //! agrees with `cue`'s where `cue` fails, the figures and the ratchet's verdict.
+//!
+//! `cargo run -p conformance --release -- diff --oracle PATH [--seed N] [--count N] [--out DIR]`
+//! generates small CUE programs ([`conformance::diff`]), exports each with our evaluator and with
+//! the `cue` binary at PATH, and prints the programs, agreements and findings per family and the
+//! distinct findings; `--out` writes one program per distinct finding. Without an oracle it
+//! prints a SKIP line and succeeds.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,7 +34,7 @@ use clap::{Args, Parser, Subcommand};
 use conformance::corpus::{self, Corpus};
 use conformance::parse::{self, FormatOutcome, LineDiff, ParseOutcome, Population};
 use conformance::ratchet::{self, Ratchet};
-use conformance::{engine, export, timoni, wild};
+use conformance::{diff, engine, export, timoni, wild};
 
 #[derive(Parser)]
 #[command(about = "Conformance runners over the shared CUE/Timoni corpus")]
@@ -47,6 +53,12 @@ enum Command {
     Timoni(TimoniArgs),
     /// Export every wild module case as `timoni cue export` does and compare with `cue`.
     Wild(WildArgs),
+    /// Generate CUE programs and compare our export with an oracle `cue` binary's.
+    Diff(DiffArgs),
+    /// Export `in.cue` of a directory with our evaluator (the `diff` check runs each program
+    /// in a child process, so a hang is killed).
+    #[command(hide = true)]
+    DiffOurs { dir: PathBuf },
 }
 
 /// Options every check shares.
@@ -89,6 +101,8 @@ fn main() -> ExitCode {
         Command::Export(args) => run_export(&args),
         Command::Timoni(args) => run_timoni(&args),
         Command::Wild(args) => run_wild(&args),
+        Command::Diff(args) => run_diff(&args),
+        Command::DiffOurs { dir } => run_diff_ours(&dir),
     }
 }
 
@@ -811,4 +825,249 @@ fn dump_wild(
         }
     }
     Ok(())
+}
+
+#[derive(Args)]
+struct DiffArgs {
+    /// The oracle: the path of a `cue` v0.17.1 binary. Without it (or when it does not exist)
+    /// the check is skipped.
+    #[arg(long)]
+    oracle: Option<PathBuf>,
+    /// The first program's seed; program i of each family has seed N + i.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Programs per family.
+    #[arg(long, default_value_t = 100)]
+    count: u64,
+    /// Only these families (closed, defaults, order, errors); all by default.
+    #[arg(long)]
+    family: Vec<String>,
+    /// Write each distinct finding here: NAME.cue, NAME.expected (the oracle's stdout, or
+    /// `error: <its first stderr line>`), NAME.ours, and an index, findings.txt.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Seconds each side may take on one program.
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Worker threads (0: one per CPU).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Print every finding, not one per shape.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+fn run_diff_ours(dir: &std::path::Path) -> ExitCode {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    match std::panic::catch_unwind(|| diff::export_ours(&dir)) {
+        Ok(diff::Outcome::Ok(out)) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Ok(diff::Outcome::Failed(err)) => {
+            eprint!("{err}");
+            ExitCode::FAILURE
+        }
+        Ok(other) => {
+            eprint!("{}", other.recorded());
+            ExitCode::FAILURE
+        }
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default();
+            eprintln!("panic: {msg}");
+            ExitCode::from(101)
+        }
+    }
+}
+
+fn run_diff(args: &DiffArgs) -> ExitCode {
+    let oracle = match &args.oracle {
+        Some(p) if p.is_file() => p.clone(),
+        Some(p) => {
+            println!(
+                "SKIP: diff: no oracle binary at {} (pass the path of a cue v0.17.1 binary)",
+                p.display()
+            );
+            return ExitCode::SUCCESS;
+        }
+        None => {
+            println!("SKIP: diff: no --oracle given (pass the path of a cue v0.17.1 binary)");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let mut families = Vec::new();
+    for f in diff::Family::ALL {
+        if args.family.is_empty() || args.family.iter().any(|n| n == f.name()) {
+            families.push(f);
+        }
+    }
+    if families.is_empty() {
+        eprintln!("error: no such family: {}", args.family.join(", "));
+        return ExitCode::from(2);
+    }
+    let me = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: own executable: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let timeout = Duration::from_secs(args.timeout);
+    let jobs: Vec<(diff::Family, u64)> = families
+        .iter()
+        .flat_map(|&f| (0..args.count).map(move |i| (f, args.seed.wrapping_add(i))))
+        .collect();
+    let threads = if args.threads == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        args.threads
+    };
+    let started = Instant::now();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let ours = |dir: &std::path::Path, timeout: Duration| {
+        let mut cmd = std::process::Command::new(&me);
+        cmd.arg("diff-ours").arg(dir);
+        diff::run_with_timeout(cmd, timeout, "panic: ")
+    };
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(family, seed)) = jobs.get(i) else {
+                        break;
+                    };
+                    let program = diff::generate(family, seed);
+                    let checked = diff::check(program, seed, &oracle, timeout, &ours);
+                    results.lock().expect("no worker panics").push((i, checked));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("no worker panics");
+    results.sort_by_key(|(i, _)| *i);
+    let results: Vec<diff::Checked> = results.into_iter().map(|(_, c)| c).collect();
+
+    // Distinct findings: per shape, the count and the shortest program.
+    let mut shapes: std::collections::BTreeMap<String, (usize, &diff::Checked)> =
+        std::collections::BTreeMap::new();
+    let mut oracle_trouble = 0;
+    for c in &results {
+        if matches!(
+            c.oracle,
+            diff::Outcome::TimedOut | diff::Outcome::Broken(_) | diff::Outcome::Panicked(_)
+        ) {
+            oracle_trouble += 1;
+        }
+        let Some(kind) = &c.finding else { continue };
+        let key = diff::shape(&c.program, &c.oracle, kind);
+        let entry = shapes.entry(key).or_insert((0, c));
+        entry.0 += 1;
+        if c.program.text.len() < entry.1.program.text.len() {
+            entry.1 = c;
+        }
+    }
+
+    println!(
+        "diff: oracle {}; {} programs (seeds {}..{} per family) in {:.1?}",
+        oracle.display(),
+        results.len(),
+        args.seed,
+        args.seed.wrapping_add(args.count),
+        started.elapsed()
+    );
+    println!();
+    println!(
+        "{:<10} {:>8} {:>6} {:>8} {:>8}  (oracle fails)",
+        "family", "programs", "agree", "findings", "distinct"
+    );
+    let (mut all, mut agree, mut found) = (0, 0, 0);
+    for &f in &families {
+        let of: Vec<&diff::Checked> = results.iter().filter(|c| c.program.family == f).collect();
+        let n_found = of.iter().filter(|c| c.finding.is_some()).count();
+        let distinct = shapes
+            .keys()
+            .filter(|k| k.starts_with(&format!("{}/", f.name())))
+            .count();
+        let cue_fails = of
+            .iter()
+            .filter(|c| matches!(c.oracle, diff::Outcome::Failed(_)))
+            .count();
+        println!(
+            "{:<10} {:>8} {:>6} {:>8} {:>8}  ({cue_fails})",
+            f.name(),
+            of.len(),
+            of.len() - n_found,
+            n_found,
+            distinct
+        );
+        all += of.len();
+        agree += of.len() - n_found;
+        found += n_found;
+    }
+    println!(
+        "{:<10} {:>8} {:>6} {:>8} {:>8}",
+        "total",
+        all,
+        agree,
+        found,
+        shapes.len()
+    );
+    if oracle_trouble > 0 {
+        println!("(the oracle timed out or could not run on {oracle_trouble} programs)");
+    }
+
+    if !shapes.is_empty() {
+        println!();
+        println!("distinct findings (count, name, shape):");
+    }
+    let mut index = String::new();
+    let mut numbered: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (key, (count, c)) in &shapes {
+        let n = numbered.entry(c.program.family.name()).or_default();
+        *n += 1;
+        let name = format!("{}-{:03}", c.program.family.name(), n);
+        println!("  {count:>4}  {name}  {key}");
+        index.push_str(&format!("{name}\tseed {}\t{count}\t{key}\n", c.seed));
+        if let Some(dir) = &args.out {
+            let written = std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(dir.join(format!("{name}.cue")), &c.program.text))
+                .and_then(|()| {
+                    std::fs::write(dir.join(format!("{name}.expected")), c.oracle.recorded())
+                })
+                .and_then(|()| std::fs::write(dir.join(format!("{name}.ours")), c.ours.recorded()));
+            if let Err(e) = written {
+                eprintln!("error: cannot write {}: {e}", dir.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if args.verbose {
+        println!();
+        println!("every finding:");
+        for c in results.iter().filter(|c| c.finding.is_some()) {
+            println!(
+                "  {} seed {}: {}",
+                c.program.family.name(),
+                c.seed,
+                c.finding.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    if let Some(dir) = &args.out {
+        if let Err(e) = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(dir.join("findings.txt"), &index))
+        {
+            eprintln!("error: cannot write {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+        println!();
+        println!("findings written to {}", dir.display());
+    }
+    ExitCode::SUCCESS
 }
