@@ -273,6 +273,21 @@ pub struct ArcSlots {
     pub next: u32,
 }
 
+impl ArcSlots {
+    /// Starts the numbering again when the arcs were replaced behind the slots' back (a vertex
+    /// reset or cloned): the arcs keep their order and the reservations come after them.
+    fn resync(&mut self, arcs: usize) {
+        if self.seqs.len() != arcs {
+            self.seqs = (0..arcs as u32).collect();
+            self.next = self.next.max(arcs as u32);
+            for (i, r) in self.reserved.iter_mut().enumerate() {
+                r.1 = self.next + i as u32;
+            }
+            self.next += self.reserved.len() as u32;
+        }
+    }
+}
+
 impl Vertex {
     fn new(parent: Option<VId>, label: Label, arc_type: ArcType) -> Vertex {
         Vertex {
@@ -492,6 +507,7 @@ impl Runtime {
         }
         let vx = self.vm(v);
         if let Some(s) = &mut vx.slots {
+            s.resync(vx.arcs.len());
             let seq = match s.reserved.iter().position(|&(r, _)| r == l) {
                 Some(i) => s.reserved.remove(i).1,
                 None => {
@@ -524,6 +540,7 @@ impl Runtime {
                 next: n,
             })
         });
+        s.resync(n as usize);
         if s.reserved.iter().any(|&(r, _)| r == l) {
             return;
         }

@@ -259,7 +259,19 @@ impl Runtime {
         let lit = self.prog.structs[body as usize].clone();
         for d in &lit.decls {
             match d {
-                ir::Decl::Field { label, .. } => self.reserve_arc(v, *label),
+                ir::Decl::Field { label, value, .. } => {
+                    self.reserve_arc(v, *label);
+                    // CUE also reaches into a field that exists already and has not been
+                    // evaluated: `if c {objects: x: 1}` places `x` among `objects`' arcs.
+                    if let ir::Expr::Struct(sid) = self.prog.expr(*value) {
+                        let sid = *sid;
+                        if let Some(a) = self.arc(v, *label)
+                            && self.v(a).status == Status::Unprocessed
+                        {
+                            self.reserve_yielded(a, sid, depth + 1);
+                        }
+                    }
+                }
                 ir::Decl::Embed(e, _) => {
                     if let ir::Expr::Struct(sid) = self.prog.expr(*e) {
                         let sid = *sid;

@@ -189,6 +189,7 @@ impl Runtime {
         vx.status = Status::Unprocessed;
         vx.arcs.clear();
         vx.arc_map = None;
+        vx.slots = None;
         vx.kind = Kind::TOP;
         vx.scalar = None;
         vx.constraints.clear();
