@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use crate::ast::Span;
 
-use super::ir::ArcType;
+use super::ir::{self, ArcType};
 use super::unify::NodeState;
 use super::value::{Bottom, ErrCode};
 use super::*;
@@ -125,6 +125,23 @@ impl Runtime {
             .any(|p| p == a || self.v(p).clone_of == Some(a))
     }
 
+    /// Whether `v` is an inline vertex (`(t & {a: 1})`) or a disjunct of one.
+    fn is_inline(&self, v: VId) -> bool {
+        let vx = self.v(v);
+        vx.anonymous || vx.clone_of.is_some_and(|o| self.v(o).anonymous)
+    }
+
+    /// Whether `w` is not final yet and holds a disjunction: an inline vertex that reaches it
+    /// again feeds that disjunction with itself.
+    fn self_feeding(&self, w: VId) -> bool {
+        let wx = self.v(w);
+        self.v(self.deref(w)).status != Status::Finalized
+            && wx.conjuncts.iter().any(|c| {
+                matches!(c.x, CExpr::Expr(id)
+                    if matches!(self.prog.expr(id), ir::Expr::Disj(alts) if alts.len() > 1))
+            })
+    }
+
     /// Handles a reference at `v` to `w` that is or may be a cycle: a reference to an ancestor,
     /// one repeated in the conjunct's chain, or an optional one whose check waits for the node's
     /// other conjuncts. Returns whether it did; otherwise the conjuncts of `w` are inserted as
@@ -170,6 +187,31 @@ impl Runtime {
             c2.ci.ref_span = super::CLEARED_REF;
             self.add_ref_conjuncts(v, st, w, &c2, span, false);
             return true;
+        }
+        if !ancestor && st.has_non_cyclic && self.is_inline(v) && c.ci.has_ref(w) {
+            // An inline vertex (`(t & {in: x}).out` inside `t`) reaching a vertex again: through
+            // another reference it is the same body instantiated elsewhere, not a cycle; through
+            // the same reference it may go one more round, as CUE only marks the conjunct
+            // cyclic then, and the next repeat is a structural cycle (below). A source has
+            // finitely many references, so a recursion that does not end repeats one. A
+            // disjunction not yet final is reached again through whatever reference (each of
+            // its disjuncts may hold its own): the skip would let every disjunct expand the
+            // whole disjunction again.
+            let x = match c.x {
+                CExpr::Expr(id) => id,
+                _ => u32::MAX,
+            };
+            let all = c.ci.count_ref(w, None);
+            let repeats = if self.self_feeding(w) {
+                all
+            } else {
+                c.ci.count_ref(w, Some(x))
+            };
+            // Whatever the references, a vertex reached four times is a cycle: several
+            // references that each may repeat would otherwise multiply the rounds.
+            if repeats < 2 && all < 4 {
+                return false;
+            }
         }
         if ancestor || c.ci.has_ref(w) {
             if !ancestor

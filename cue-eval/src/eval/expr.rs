@@ -643,11 +643,15 @@ impl Runtime {
     /// through it are found as if it were a field there; it is not an arc of that node.
     /// An anonymous vertex whose one conjunct is expression `id`.
     fn anon_expr(&mut self, env: Option<&EnvRef>, id: ExprId, span: Span, cur: Option<VId>) -> VId {
+        let ci = CloseInfo {
+            refs: self.cur_refs.clone(),
+            ..CloseInfo::default()
+        };
         self.anon_vertex(
             vec![Conjunct {
                 env: env.cloned(),
                 x: CExpr::Expr(id),
-                ci: CloseInfo::default(),
+                ci,
                 span,
             }],
             cur,
@@ -660,22 +664,40 @@ impl Runtime {
             CExpr::Expr(e) => Some(e),
             _ => None,
         });
-        // The same inline expression again inside itself: an inline structural cycle.
+        // The same inline expression again inside itself (or inside a disjunct of itself): an
+        // inline structural cycle. Inline vertices nested beyond a limit end with an error.
         let mut p = cur;
         let mut hits = 0;
+        let mut nested = 0;
         while let Some(x) = p {
             let vx = self.v(x);
-            if vx.anonymous && origin.is_some() && vx.origin == origin {
-                hits += 1;
+            let inline = if vx.anonymous {
+                Some(x)
+            } else {
+                vx.clone_of.filter(|&o| self.v(o).anonymous)
+            };
+            if let Some(o) = inline {
+                nested += 1;
+                if origin.is_some() && self.v(o).origin == origin {
+                    hits += 1;
+                }
             }
             p = vx.parent;
         }
         let a = self.new_vertex(cur, l, ArcType::Member);
         self.vm(a).origin = origin;
-        if hits >= 2 {
+        if hits >= 2 || nested > MAX_INLINE_NESTING {
+            let b = if hits >= 2 {
+                Bottom::new(ErrCode::StructuralCycle, "structural cycle")
+            } else {
+                Bottom::new(
+                    ErrCode::StructuralCycle,
+                    "structural cycle (inline expressions nested too deep)",
+                )
+            };
             let vx = self.vm(a);
             vx.anonymous = true;
-            vx.err = Some(Bottom::new(ErrCode::StructuralCycle, "structural cycle"));
+            vx.err = Some(b);
             vx.status = Status::Evaluated;
             return a;
         }
@@ -1051,10 +1073,15 @@ impl Runtime {
             }
         }
         if op == BinaryOp::Unify {
+            // The operands carry on the reference chain of the conjunct being evaluated, as
+            // CUE's anonymous conjuncts do.
             let c = |x: ExprId, this: &Runtime| Conjunct {
                 env: env.cloned(),
                 x: CExpr::Expr(x),
-                ci: CloseInfo::default(),
+                ci: CloseInfo {
+                    refs: this.cur_refs.clone(),
+                    ..CloseInfo::default()
+                },
                 span: this.prog.span(x),
             };
             let conjs = vec![c(a, self), c(b, self)];

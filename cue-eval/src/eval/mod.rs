@@ -69,6 +69,8 @@ pub type SplitLets = Vec<(Option<EnvRef>, VId)>;
 #[derive(Debug)]
 pub struct RefNode {
     pub v: VId,
+    /// The reference expression that reached `v` (`u32::MAX`: none).
+    pub x: ExprId,
     pub next: Option<Rc<RefNode>>,
     /// The length of the chain up to here.
     pub len: u32,
@@ -114,24 +116,24 @@ pub const CLEARED_REF: Span = Span {
 };
 
 impl CloseInfo {
-    /// Whether `v` is among the last references followed. Only a window of the chain is
-    /// searched, so that long reference chains stay linear; the chain's length limit catches
-    /// longer cycles.
-    fn has_ref(&self, v: VId) -> bool {
+    /// The last references followed, latest first. Only a window of the chain is searched, so
+    /// that long reference chains stay linear; the chain's length limit catches longer cycles.
+    fn recent_refs(&self) -> impl Iterator<Item = &RefNode> {
         const WINDOW: usize = 64;
-        let mut n = self.refs.as_deref();
-        let mut seen = 0;
-        while let Some(r) = n {
-            seen += 1;
-            if seen > WINDOW {
-                return false;
-            }
-            if r.v == v {
-                return true;
-            }
-            n = r.next.as_deref();
-        }
-        false
+        std::iter::successors(self.refs.as_deref(), |r| r.next.as_deref()).take(WINDOW)
+    }
+
+    /// Whether `v` is among the last references followed.
+    pub(super) fn has_ref(&self, v: VId) -> bool {
+        self.recent_refs().any(|r| r.v == v)
+    }
+
+    /// How often `v` was reached (through reference expression `x`, if given) among the last
+    /// references followed.
+    pub(super) fn count_ref(&self, v: VId, x: Option<ExprId>) -> usize {
+        self.recent_refs()
+            .filter(|r| r.v == v && x.is_none_or(|x| r.x == x))
+            .count()
     }
 }
 
@@ -333,6 +335,9 @@ impl Vertex {
 /// Evaluation limits, so that pathological inputs end with an error.
 pub const MAX_DEPTH: usize = 10_000;
 pub const MAX_VERTICES: usize = 20_000_000;
+/// Inline expressions (`(f & {n: 1}).out`) evaluated one inside another: beyond this, a
+/// recursion through them that no cycle rule caught ends with an error.
+pub const MAX_INLINE_NESTING: usize = 500;
 
 /// The evaluator's state: the compiled program and the vertex arena.
 pub struct Runtime {
@@ -350,6 +355,10 @@ pub struct Runtime {
     pub depth: usize,
     /// Set when a limit was hit.
     pub aborted: Option<String>,
+    /// The reference chain of the conjunct whose expression is being evaluated: an inline
+    /// vertex made there (`(t & {a: 1}).out`) carries it on, so that an inline expression that
+    /// feeds itself through a reference is found to be a structural cycle.
+    pub cur_refs: Option<Rc<RefNode>>,
     /// Incremented each time a vertex retries the conjuncts it postponed on a cycle, having
     /// found a concrete value meanwhile (`X: b1, X: 5.0` with `b1` computed from `X`).
     pub cycle_epoch: u32,
@@ -412,6 +421,7 @@ impl Runtime {
             packages: Vec::new(),
             depth: 0,
             aborted: None,
+            cur_refs: None,
             cycle_epoch: 0,
             cycle_checks: Vec::new(),
             sources: Vec::new(),

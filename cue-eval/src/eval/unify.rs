@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::ast::Span;
 
-use super::ir::{self, ArcType, Builtin, Expr};
+use super::ir::{self, ArcType, Builtin, Expr, ExprId};
 use super::label::Label;
 use super::value::{Bottom, ErrCode, Kind, Value, combine};
 use super::*;
@@ -97,7 +97,9 @@ impl Runtime {
             return;
         }
         self.depth += 1;
+        let refs = self.cur_refs.take();
         crate::stack::guard(|| self.evaluate_inner(v));
+        self.cur_refs = refs;
         self.depth -= 1;
         if self.depth == 0 && !self.cycle_checks.is_empty() {
             self.run_cycle_checks();
@@ -310,99 +312,106 @@ impl Runtime {
             }
             CExpr::Expr(id) => {
                 let id = *id;
-                let e = self.prog.expr_rc(id);
-                let span = self.prog.span(id);
-                match &*e {
-                    Expr::Struct(sid) => {
-                        self.add_struct(v, st, c.env.clone(), *sid, &c.ci, span);
-                    }
-                    Expr::List(l) => {
-                        self.add_list(v, st, &c, l, span);
-                    }
-                    Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
-                        let (a, b) = (*a, *b);
-                        let mut ca = c.clone();
-                        ca.x = CExpr::Expr(a);
-                        ca.span = self.prog.span(a);
-                        let mut cb = c;
-                        cb.x = CExpr::Expr(b);
-                        cb.span = self.prog.span(b);
-                        self.add_conjunct(v, st, ca);
-                        self.add_conjunct(v, st, cb);
-                    }
-                    Expr::Disj(alts) => {
-                        if alts.len() == 1 {
-                            let mut c2 = c.clone();
-                            c2.x = CExpr::Expr(alts[0].0);
-                            self.add_conjunct(v, st, c2);
-                        } else {
-                            self.push_disjunction(v, st, c);
-                        }
-                    }
-                    Expr::FieldRef { .. }
-                    | Expr::LetRef { .. }
-                    | Expr::ValueRef { .. }
-                    | Expr::Selector(..)
-                    | Expr::Index(..)
-                    | Expr::Import(_)
-                        if st.defer_refs =>
-                    {
-                        st.later_refs.push(c);
-                    }
-                    Expr::FieldRef { .. }
-                    | Expr::LetRef { .. }
-                    | Expr::ValueRef { .. }
-                    | Expr::Selector(..)
-                    | Expr::Index(..)
-                    | Expr::Import(_) => match self.resolve(c.env.as_ref(), id, v) {
-                        Ok(Resolved::Vertex(w)) => self.add_ref(v, st, w, &c, span),
-                        Ok(Resolved::Value(val)) => self.add_value(v, st, val, span, &c),
-                        // An error without a position of its own is at the reference.
-                        Err(b) if b.spans.is_empty() && b.code == ErrCode::Incomplete => {
-                            let mut bb = (*b).clone();
-                            bb.spans.push(span);
-                            self.set_err(v, Rc::new(bb));
-                        }
-                        Err(b) => self.set_err(v, b),
-                    },
-                    Expr::Call(f, args)
-                        if matches!(self.prog.expr(*f), Expr::Builtin(Builtin::Close))
-                            && args.len() == 1 =>
-                    {
-                        let g = self.new_group(c.ci.group, true, false, c.ci.embedded, v);
-                        let mut c2 = c.clone();
-                        c2.x = CExpr::Expr(args[0]);
-                        c2.ci.group = g;
-                        self.add_conjunct(v, st, c2);
-                    }
-                    Expr::Open(x) => {
-                        let x = *x;
-                        self.add_open(v, st, c, x);
-                    }
-                    Expr::Call(f, args)
-                        if matches!(
-                            self.prog.expr(*f),
-                            Expr::Builtin(Builtin::Reclose(_) | Builtin::CloseAll(_))
-                        ) =>
-                    {
-                        let (f, args) = (*f, args.clone());
-                        self.add_closeall(v, st, c, f, &args);
-                    }
-                    Expr::Top => {
-                        self.non_cycle(v, st, &c.ci);
-                        let vx = self.vm(v);
-                        vx.has_top = true;
-                        // Where the value was written while nothing narrows it (`y: _` in
-                        // `y + 1`).
-                        if vx.val_span == Span::default() {
-                            vx.val_span = span;
-                        }
-                    }
-                    _ => {
-                        let val = self.eval_value(c.env.as_ref(), id, Some(v));
-                        self.add_value(v, st, val, span, &c);
-                    }
+                let refs = std::mem::replace(&mut self.cur_refs, c.ci.refs.clone());
+                self.add_expr_conjunct(v, st, c, id);
+                self.cur_refs = refs;
+            }
+        }
+    }
+
+    /// Adds a conjunct holding expression `id`.
+    fn add_expr_conjunct(&mut self, v: VId, st: &mut NodeState, c: Conjunct, id: ExprId) {
+        let e = self.prog.expr_rc(id);
+        let span = self.prog.span(id);
+        match &*e {
+            Expr::Struct(sid) => {
+                self.add_struct(v, st, c.env.clone(), *sid, &c.ci, span);
+            }
+            Expr::List(l) => {
+                self.add_list(v, st, &c, l, span);
+            }
+            Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
+                let (a, b) = (*a, *b);
+                let mut ca = c.clone();
+                ca.x = CExpr::Expr(a);
+                ca.span = self.prog.span(a);
+                let mut cb = c;
+                cb.x = CExpr::Expr(b);
+                cb.span = self.prog.span(b);
+                self.add_conjunct(v, st, ca);
+                self.add_conjunct(v, st, cb);
+            }
+            Expr::Disj(alts) => {
+                if alts.len() == 1 {
+                    let mut c2 = c.clone();
+                    c2.x = CExpr::Expr(alts[0].0);
+                    self.add_conjunct(v, st, c2);
+                } else {
+                    self.push_disjunction(v, st, c);
                 }
+            }
+            Expr::FieldRef { .. }
+            | Expr::LetRef { .. }
+            | Expr::ValueRef { .. }
+            | Expr::Selector(..)
+            | Expr::Index(..)
+            | Expr::Import(_)
+                if st.defer_refs =>
+            {
+                st.later_refs.push(c);
+            }
+            Expr::FieldRef { .. }
+            | Expr::LetRef { .. }
+            | Expr::ValueRef { .. }
+            | Expr::Selector(..)
+            | Expr::Index(..)
+            | Expr::Import(_) => match self.resolve(c.env.as_ref(), id, v) {
+                Ok(Resolved::Vertex(w)) => self.add_ref(v, st, w, &c, span),
+                Ok(Resolved::Value(val)) => self.add_value(v, st, val, span, &c),
+                // An error without a position of its own is at the reference.
+                Err(b) if b.spans.is_empty() && b.code == ErrCode::Incomplete => {
+                    let mut bb = (*b).clone();
+                    bb.spans.push(span);
+                    self.set_err(v, Rc::new(bb));
+                }
+                Err(b) => self.set_err(v, b),
+            },
+            Expr::Call(f, args)
+                if matches!(self.prog.expr(*f), Expr::Builtin(Builtin::Close))
+                    && args.len() == 1 =>
+            {
+                let g = self.new_group(c.ci.group, true, false, c.ci.embedded, v);
+                let mut c2 = c.clone();
+                c2.x = CExpr::Expr(args[0]);
+                c2.ci.group = g;
+                self.add_conjunct(v, st, c2);
+            }
+            Expr::Open(x) => {
+                let x = *x;
+                self.add_open(v, st, c, x);
+            }
+            Expr::Call(f, args)
+                if matches!(
+                    self.prog.expr(*f),
+                    Expr::Builtin(Builtin::Reclose(_) | Builtin::CloseAll(_))
+                ) =>
+            {
+                let (f, args) = (*f, args.clone());
+                self.add_closeall(v, st, c, f, &args);
+            }
+            Expr::Top => {
+                self.non_cycle(v, st, &c.ci);
+                let vx = self.vm(v);
+                vx.has_top = true;
+                // Where the value was written while nothing narrows it (`y: _` in
+                // `y + 1`).
+                if vx.val_span == Span::default() {
+                    vx.val_span = span;
+                }
+            }
+            _ => {
+                let val = self.eval_value(c.env.as_ref(), id, Some(v));
+                self.add_value(v, st, val, span, &c);
             }
         }
     }
@@ -485,6 +494,10 @@ impl Runtime {
         let refs = if extend {
             Some(Rc::new(RefNode {
                 v: w,
+                x: match c.x {
+                    CExpr::Expr(id) => id,
+                    _ => u32::MAX,
+                },
                 next: c.ci.refs.clone(),
                 len,
             }))
