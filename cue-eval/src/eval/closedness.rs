@@ -54,7 +54,7 @@ impl Runtime {
             if !l.is_regular() {
                 continue;
             }
-            let ok = reqs.iter().all(|&r| self.arc_allowed(a, r));
+            let ok = reqs.iter().all(|&r| self.arc_allowed(a, r, &opens));
             if !ok {
                 // A field that is a structural cycle is reported as one (CUE finds the cycle
                 // while evaluating the field, before the closedness check).
@@ -144,10 +144,31 @@ impl Runtime {
         p
     }
 
-    fn arc_allowed(&self, a: VId, r: u32) -> bool {
+    /// The literal around the embedding at group `p`, through a chain of embedded definitions
+    /// (and embedded conjunctions): the outermost literal whose fields are evidence.
+    fn outer_embedding_literal(&self, mut p: u32) -> u32 {
+        let mut guard = 0;
+        loop {
+            guard += 1;
+            p = self.embedding_literal(p);
+            let pg = &self.groups[p as usize];
+            let through =
+                (pg.closed && pg.recursive && pg.embedded && !self.group_marks.contains_key(&p))
+                    || self.is_embed_and(p);
+            if p != 0 && guard < 10_000 && through {
+                p = pg.parent;
+                continue;
+            }
+            break p;
+        }
+    }
+
+    fn arc_allowed(&self, a: VId, r: u32, opens: &[u32]) -> bool {
         // The embedded definition `r` lies in (`out: {#A, a: b: 1}` with `#A: a?: #B`: `#B` is
         // reached through the embedding), if any: fields from outside it but inside the
-        // enclosing literal are evidence.
+        // enclosing literal are evidence. The enclosing literal is the outermost one of the
+        // chain of embeddings: a definition embedded in a definition that is itself embedded
+        // (`#S: {#B, k: 2}` with `#B: {#A, m: 1}`) accepts the fields of `#S`'s literal.
         let e = self.embedded_def_around(r);
         let (relax, mark) = if let Some(e) = e {
             let rg = &self.groups[e as usize];
@@ -166,7 +187,12 @@ impl Runtime {
             if self.is_embed_mark(p) {
                 (Some(p), Some(p))
             } else {
-                (Some(self.embedding_literal(p)), None)
+                let lit = self.embedding_literal(p);
+                if self.is_embed_and(lit) {
+                    (Some(lit), None)
+                } else {
+                    (Some(self.outer_embedding_literal(lit)), None)
+                }
             }
         } else {
             (None, None)
@@ -180,6 +206,9 @@ impl Runtime {
             Some(p) => Some(self.groups[p as usize].parent),
             None => relax,
         };
+        // A `...` in the enclosing literal opens it: any field from outside the embedding is
+        // evidence (`{#A & {}, ...} & {s: 1}`).
+        let relax = relax.map(|p| if p != 0 && opens.contains(&p) { 0 } else { p });
         self.v(a).conjuncts.iter().any(|c| {
             self.group_within(c.ci.group, r)
                 || relax.is_some_and(|p| {
