@@ -3,18 +3,48 @@
 //! are small programs written for this repository, one behaviour each; the shared conformance
 //! corpus is measured separately by the `conformance` crate.
 //!
+//! A file whose comment lines name selections (`// -e apply`) is exported at each of them
+//! instead, as `cue export -e apply` does, each result after a `== -e apply` line.
+//!
 //! `UPDATE_GOLDEN=1 cargo test -p cue-eval --test eval` rewrites the `.out` files.
 
 use std::path::Path;
 
+use cue_eval::encode::to_json_indent;
 use cue_eval::eval::api::{Instance, format_errors};
+use cue_eval::eval::print::{export_path, split_path};
 
 fn export(name: &str, src: &str) -> String {
+    let selections: Vec<&str> = src
+        .lines()
+        .filter_map(|l| l.strip_prefix("// -e "))
+        .map(str::trim)
+        .collect();
+    if !selections.is_empty() {
+        return selections
+            .iter()
+            .map(|e| format!("== -e {e}\n{}", export_at(name, src, e)))
+            .collect();
+    }
     match Instance::from_sources(&[(name.to_string(), src.to_string())]) {
         Ok(mut inst) => match inst.export_json() {
             Ok(json) => json,
             Err(e) => e,
         },
+        Err(errs) => format_errors(&errs),
+    }
+}
+
+/// `cue export -e expr` of a fresh instance of the file.
+fn export_at(name: &str, src: &str, expr: &str) -> String {
+    let mut inst = match Instance::from_sources(&[(name.to_string(), src.to_string())]) {
+        Ok(inst) => inst,
+        Err(errs) => return format_errors(&errs),
+    };
+    let path = split_path(expr);
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    match export_path(&mut inst, &path) {
+        Ok(d) => to_json_indent(&d, false),
         Err(errs) => format_errors(&errs),
     }
 }

@@ -3,11 +3,10 @@
 
 use std::rc::Rc;
 
-use crate::ast::{FileId, Span};
+use crate::ast::FileId;
 use crate::encode::Data;
 use crate::source::SourceFile;
 
-use super::export::ExportError;
 use super::ir::ArcType;
 use super::value::ErrCode;
 use super::*;
@@ -251,7 +250,7 @@ impl Instance {
                 path: String::new(),
                 code: ErrCode::Eval,
                 msg: e.msg,
-                positions: inst.positions(&[e.span]),
+                positions: crate::eval::print::positions(&inst, &[e.span]),
             })
             .collect();
         inst.compile_errors = cerrs;
@@ -281,7 +280,7 @@ impl Instance {
         if n > self.compiled_errors_seen {
             let new: Vec<_> = self.rt.prog.errors[self.compiled_errors_seen..].to_vec();
             for e in new {
-                let positions = self.positions(&[e.span]);
+                let positions = crate::eval::print::positions(self, &[e.span]);
                 self.compile_errors.push(EvalError {
                     path: String::new(),
                     code: ErrCode::Eval,
@@ -299,44 +298,6 @@ impl Instance {
         self.compile_errors.clone()
     }
 
-    fn positions(&self, spans: &[Span]) -> Vec<(String, usize, usize)> {
-        let mut out: Vec<(String, usize, usize)> = Vec::new();
-        for s in spans {
-            if let Some(f) = self.files.get(s.file.0 as usize) {
-                let (l, c) = f.line_col(s.start as usize);
-                let p = (f.name.clone(), l, c);
-                if !out.contains(&p) {
-                    out.push(p);
-                }
-            }
-        }
-        out
-    }
-
-    fn convert(&self, errs: Vec<ExportError>) -> Vec<EvalError> {
-        let mut out: Vec<EvalError> = errs
-            .into_iter()
-            .map(|e| EvalError {
-                positions: self.positions(&e.spans),
-                path: e.path,
-                code: e.code,
-                msg: e.msg,
-            })
-            .collect();
-        out.sort_by(|a, b| {
-            let pa = a.positions.first();
-            let pb = b.positions.first();
-            match (pa, pb) {
-                (None, Some(_)) => std::cmp::Ordering::Less,
-                (Some(_), None) => std::cmp::Ordering::Greater,
-                (Some(x), Some(y)) => x.cmp(y).then_with(|| a.path.cmp(&b.path)),
-                (None, None) => a.path.cmp(&b.path),
-            }
-        });
-        out.dedup_by(|a, b| a.path == b.path && a.msg == b.msg && a.positions == b.positions);
-        out
-    }
-
     /// Evaluates everything and exports the root as concrete data (`cue export`).
     pub fn export(&mut self) -> Result<Data, Vec<EvalError>> {
         self.collect_compile_errors();
@@ -344,26 +305,7 @@ impl Instance {
             return Err(self.compile_errors.clone());
         }
         let root = self.root;
-        self.rt.finalize(root, false);
-        let mut errs = Vec::new();
-        let d = self.rt.export_vertex(root, &mut errs, 0);
-        if let Some(msg) = self.rt.aborted.clone() {
-            errs.push(ExportError {
-                path: String::new(),
-                code: ErrCode::Eval,
-                msg,
-                spans: Vec::new(),
-            });
-        }
-        match d {
-            Some(d) if errs.is_empty() => {
-                // A field a definition does not allow fails the export, in definitions and hidden
-                // fields too.
-                let errs = crate::eval::print::closedness_errors_in_definitions(self);
-                if errs.is_empty() { Ok(d) } else { Err(errs) }
-            }
-            _ => Err(self.convert(errs)),
-        }
+        crate::eval::print::export_vertex_data(self, root)
     }
 
     /// `cue export --out json`: the text printed on stdout, or the error text of stderr.

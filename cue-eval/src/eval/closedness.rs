@@ -410,7 +410,7 @@ impl Runtime {
                     optional: false,
                 };
                 collect_errors(self, a, opts, &mut found, depth + 1);
-                errs.extend(found.into_iter().filter(|e| e.msg == "field not allowed"));
+                errs.extend(found);
             }
         }
         errs

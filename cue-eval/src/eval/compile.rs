@@ -290,17 +290,22 @@ impl Compiler<'_> {
         let mut out = Vec::new();
         let mut has_embed = false;
         let mut has_regular = false;
+        let mut has_member = false;
         let mut lets = let_labels.into_iter();
         for d in decls {
             match d {
                 ast::Decl::Field(f) => {
                     if let Some(decl) = self.field(f) {
-                        if let Decl::Field { label, .. } = &decl {
-                            if label.is_regular() {
-                                has_regular = true;
+                        match &decl {
+                            Decl::Field { label, arc, .. } => {
+                                has_regular |= label.is_regular();
+                                has_member |= label.is_regular() && *arc == ArcType::Member;
                             }
-                        } else {
-                            has_regular = true;
+                            Decl::Dynamic { arc, .. } => {
+                                has_regular = true;
+                                has_member |= *arc == ArcType::Member;
+                            }
+                            _ => has_regular = true,
                         }
                         out.push(decl);
                     }
@@ -337,6 +342,7 @@ impl Compiler<'_> {
             decls: out,
             has_embed,
             has_regular,
+            has_member,
             is_file,
             explicit_open: self.explicit_open,
         }));
@@ -473,15 +479,20 @@ impl Compiler<'_> {
                 } => {
                     let source = self.expr(source);
                     let mut names = HashMap::default();
+                    // `_` names nothing: `for _, v in x` binds only `v`, and `_` stays top.
                     let key = key.as_ref().map(|k| {
                         let l = self.prog.labels.fresh_let(&k.name);
-                        let n: Rc<str> = Rc::from(&*k.name);
-                        names.insert(n.clone(), Binding::Let(l, n));
+                        if &*k.name != "_" {
+                            let n: Rc<str> = Rc::from(&*k.name);
+                            names.insert(n.clone(), Binding::Let(l, n));
+                        }
                         l
                     });
                     let vl = self.prog.labels.fresh_let(&value.name);
-                    let n: Rc<str> = Rc::from(&*value.name);
-                    names.insert(n.clone(), Binding::Let(vl, n));
+                    if &*value.name != "_" {
+                        let n: Rc<str> = Rc::from(&*value.name);
+                        names.insert(n.clone(), Binding::Let(vl, n));
+                    }
                     self.scopes.push(Scope::names(true, names));
                     clauses.push(Clause::For {
                         key,

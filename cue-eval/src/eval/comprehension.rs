@@ -42,6 +42,15 @@ impl Runtime {
                 self.set_err(v, b);
                 return;
             }
+            // A key that is not concrete yet may still become a string.
+            Ok(other) if !other.is_concrete_scalar() && !matches!(other, Value::Vertex(_)) => {
+                let msg = format!(
+                    "key value of dynamic field must be concrete, found {}",
+                    self.value_text(&other)
+                );
+                self.err_at(v, ErrCode::Incomplete, msg, self.prog.span(key));
+                return;
+            }
             Ok(other) => {
                 let msg = format!("invalid label type {}", other.kind().name());
                 self.err_at(v, ErrCode::Eval, msg, span);

@@ -88,6 +88,32 @@ impl Runtime {
             });
             return None;
         }
+        let d_out = self.export_inner(v, d, errs, depth);
+        // A permanent error of a field that is not exported (a definition, a hidden field) still
+        // fails the struct, as CUE's child error does; it is reported where it arose.
+        if d_out.is_some()
+            && let Some(e) = self.v(d).err.clone()
+            && e.child
+            && !e.is_incomplete()
+        {
+            errs.push(ExportError {
+                path: self.path(e.at.unwrap_or(v)),
+                code: e.code,
+                msg: e.msg.clone(),
+                spans: e.spans.clone(),
+            });
+            return None;
+        }
+        d_out
+    }
+
+    fn export_inner(
+        &mut self,
+        v: VId,
+        d: VId,
+        errs: &mut Vec<ExportError>,
+        depth: usize,
+    ) -> Option<Data> {
         let vx = self.v(d);
         if let Some(e) = vx.err.clone()
             && !e.child

@@ -76,6 +76,19 @@ pub fn to_valid_utf8(b: &[u8]) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// The error a selection from a vertex with error `e` gives: a child error (recorded for a
+/// field below) becomes the selection's own, still naming that field.
+fn own_error(e: &Rc<Bottom>) -> Rc<Bottom> {
+    if e.child {
+        Rc::new(Bottom {
+            child: false,
+            ..(**e).clone()
+        })
+    } else {
+        e.clone()
+    }
+}
+
 /// Equality of constraint values, for removing duplicate bounds.
 pub fn value_eq_shallow(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -220,8 +233,8 @@ impl Runtime {
                 self.evaluate(w);
                 let w = self.default_of(w);
                 self.evaluate(w);
-                if let Some(e) = self.v(w).err.clone() {
-                    return Err(e);
+                if let Some(e) = &self.v(w).err {
+                    return Err(own_error(e));
                 }
                 match idx {
                     Value::Num(n, NumKind::Int) => {
@@ -452,15 +465,22 @@ impl Runtime {
         match found {
             Some(a) => {
                 // A selection from a struct that is itself an error is that error.
+                // So is one from a finished struct with a permanent error in a field (CUE's
+                // child error): it names the field where the error arose.
+                // Not inside an inline expression's value, which CUE never finishes.
                 if !static_ref {
-                    let sx = self.v(self.deref(scope));
+                    let sd = self.deref(scope);
+                    let sx = self.v(sd);
                     if let Some(e) = &sx.err
-                        && !e.child
+                        && (!e.child
+                            || sx.status == Status::Finalized
+                                && !e.is_incomplete()
+                                && !self.inside_inline(sd))
                         && matches!(sx.status, Status::Evaluated | Status::Finalized)
                         && !sx.is_disjunct
                         && sx.disj.is_none()
                     {
-                        let e = e.clone();
+                        let e = own_error(e);
                         return Err(self.error_of_field(e, scope));
                     }
                 }
@@ -561,7 +581,13 @@ impl Runtime {
         if vx.is_list || vx.kind == Kind::STRUCT || vx.kind == Kind::LIST {
             return Value::Vertex(w);
         }
-        if vx.arcs.iter().any(|&a| self.v(a).label.is_regular()) {
+        // Optional fields do not make a value with a kind of its own a struct
+        // (`{string, bar?: int}` is a string).
+        let kinded = vx.kind != Kind::TOP && !vx.kind.contains(Kind::STRUCT);
+        if vx.arcs.iter().any(|&a| {
+            let ax = self.v(a);
+            ax.label.is_regular() && !(kinded && ax.arc_type == ArcType::Optional)
+        }) {
             return Value::Vertex(w);
         }
         let mut parts = Vec::new();

@@ -88,8 +88,8 @@ impl Runtime {
         }
     }
 
-    /// Evaluates `v` and all its regular descendants (and, with `all`, definitions, hidden
-    /// and optional fields too). Returns the first permanent error found below.
+    /// Evaluates `v` and all its descendants but optional fields (and, with `all`, those too).
+    /// Returns the first permanent error found below.
     pub fn finalize(&mut self, v: VId, all: bool) -> Option<Rc<Bottom>> {
         self.evaluate(v);
         let d = self.deref(v);
@@ -106,6 +106,35 @@ impl Runtime {
             return None;
         }
         self.vm(d).status = Status::Finalizing;
+        // A vertex CUE would share with the one it refers to is finished with it, and that
+        // vertex's permanent error is its own, at the path where it arose.
+        // Not for a vertex inside an inline expression: its closedness errors are not the
+        // sharer's (CUE's `OpenInline`).
+        if let Some(&w) = self.shares.get(&d)
+            && w != d
+            && self.v(d).conjuncts.len() == 1
+            && !self.inside_inline(w)
+        {
+            crate::stack::guard(|| self.finalize(w, all));
+            let wd = self.deref(w);
+            if let Some(e) = self.v(wd).err.clone()
+                && !e.is_incomplete()
+                && self
+                    .v(d)
+                    .err
+                    .as_ref()
+                    .is_none_or(|x| x.child || x.is_incomplete())
+            {
+                let at = e.at.or(Some(wd)).filter(|&a| !self.v(a).anonymous);
+                self.vm(d).err = Some(Rc::new(Bottom {
+                    child: false,
+                    at,
+                    ..(*e).clone()
+                }));
+                self.vm(d).status = Status::Finalized;
+                return self.v(d).err.clone();
+            }
+        }
         let mut first = None;
         if let Some(dj) = self.v(d).disj.clone() {
             for &alt in &dj.alts {
@@ -119,12 +148,15 @@ impl Runtime {
             if l.is_let() {
                 continue;
             }
-            let regular = l.is_regular() && ax.arc_type != ArcType::Optional;
-            if !regular && !all {
+            // As CUE's `completeAllArcs`: every field but optional ones (hidden fields too) is
+            // finished, and its permanent error is the struct's. Definitions are left to `all`:
+            // errors we would find in them are not all CUE's.
+            let counts = ax.arc_type != ArcType::Optional;
+            if !counts && !all {
                 continue;
             }
             let e = crate::stack::guard(|| self.finalize(a, all));
-            if regular && first.is_none() {
+            if counts && first.is_none() {
                 first = e.map(|e| (a, e));
             }
         }
@@ -133,9 +165,9 @@ impl Runtime {
             return Some(e);
         }
         let first = first.map(|(a, e)| {
-            // As CUE's `AddChildError`: a permanent error of a regular field makes the struct
-            // an error too (`child`), which `Value.Err` and `@test(err)` see; export and
-            // printing look through it to the fields' own errors.
+            // As CUE's `AddChildError`: a permanent error of a field makes the struct an error
+            // too (`child`), which `Value.Err`, `@test(err)` and a later selection from the
+            // struct see; export and printing look through it to the fields' own errors.
             if self.v(d).err.is_none() {
                 // The path is the erroneous field's, however deep.
                 let below = self.v(self.deref(a)).err.as_ref().filter(|x| x.child);

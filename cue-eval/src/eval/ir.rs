@@ -126,6 +126,10 @@ pub struct StructLit {
     pub has_embed: bool,
     /// True if it declares regular (non-definition, non-hidden) fields.
     pub has_regular: bool,
+    /// True if it declares a regular field that is neither optional nor required, statically or
+    /// dynamically: only such a field makes the literal a struct when it also embeds a value
+    /// (`{string, #foo: "bar", bar?: int, [string]: int}` is a string).
+    pub has_member: bool,
     /// True for the top-level struct of a file.
     pub is_file: bool,
     /// The literal is in a file with the `explicitopen` experiment: embedding a definition

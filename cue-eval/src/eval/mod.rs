@@ -395,6 +395,10 @@ pub struct Runtime {
     /// answered on incomplete values (see `comprehension.rs`).
     pub cond_node: Option<VId>,
     pub post_checks: Vec<comprehension::PostCheck>,
+    /// Vertices whose only conjunct is a reference to another vertex, which CUE would share
+    /// (structure sharing), by that vertex: finishing one finishes the other first, and its
+    /// permanent error is the sharer's, named where it arose.
+    pub shares: rustc_hash::FxHashMap<VId, VId>,
 }
 
 impl Default for Runtime {
@@ -435,6 +439,7 @@ impl Runtime {
             in_tasks: Vec::new(),
             cond_node: None,
             post_checks: Vec::new(),
+            shares: Default::default(),
         }
     }
 

@@ -147,13 +147,39 @@ pub fn export_path(inst: &mut Instance, path: &[&str]) -> Result<Data, Vec<EvalE
     if !compile.is_empty() {
         return Err(compile);
     }
+    // As `cue`, the whole instance is finished first, in field order, so that a struct with a
+    // permanent error in a field is an error for selections made after it was finished.
+    let root = inst.root;
+    inst.rt.finalize(root, false);
     let v = select(inst, path)?;
+    export_vertex_data(inst, v)
+}
+
+/// The concrete data of vertex `v` (the root for `cue export`), or the errors that keep it
+/// from being data. As `cue`, a permanent error anywhere below `v` fails the export, in
+/// definitions and hidden fields too (a field a definition does not allow), and then only
+/// permanent errors are reported; incomplete values are reported when there is none.
+pub(crate) fn export_vertex_data(inst: &mut Instance, v: VId) -> Result<Data, Vec<EvalError>> {
     inst.rt.finalize(v, false);
     let mut errs = Vec::new();
     let d = inst.rt.export_vertex(v, &mut errs, 0);
+    if let Some(msg) = inst.rt.aborted.clone() {
+        errs.push(ExportError {
+            path: String::new(),
+            code: ErrCode::Eval,
+            msg,
+            spans: Vec::new(),
+        });
+    }
+    errs.extend(inst.rt.not_allowed_in_definitions(v));
     match d {
         Some(d) if errs.is_empty() => Ok(d),
-        _ => Err(convert(inst, errs)),
+        _ => {
+            if errs.iter().any(|e| !e.code.is_incomplete()) {
+                errs.retain(|e| !e.code.is_incomplete());
+            }
+            Err(convert(inst, errs))
+        }
     }
 }
 
@@ -244,19 +270,8 @@ pub(super) fn collect_errors(
     }
 }
 
-/// The "field not allowed" errors inside the definitions and hidden fields reachable from the
-/// root through regular fields (which `cue export` reports too), once the regular fields have
-/// been exported.
-pub fn closedness_errors_in_definitions(inst: &mut Instance) -> Vec<EvalError> {
-    let errs = inst.rt.not_allowed_in_definitions(inst.root);
-    if errs.is_empty() {
-        return Vec::new();
-    }
-    convert(inst, errs)
-}
-
 /// Turns export errors into [`EvalError`]s with file positions, sorted and deduplicated.
-fn convert(inst: &Instance, errs: Vec<ExportError>) -> Vec<EvalError> {
+pub(crate) fn convert(inst: &Instance, errs: Vec<ExportError>) -> Vec<EvalError> {
     let mut out: Vec<EvalError> = errs
         .into_iter()
         .map(|e| EvalError {
@@ -282,7 +297,7 @@ fn sort_errors(errs: &mut Vec<EvalError>) {
     errs.dedup_by(|a, b| a.path == b.path && a.msg == b.msg && a.positions == b.positions);
 }
 
-fn positions(inst: &Instance, spans: &[Span]) -> Vec<(String, usize, usize)> {
+pub(crate) fn positions(inst: &Instance, spans: &[Span]) -> Vec<(String, usize, usize)> {
     let mut out: Vec<(String, usize, usize)> = Vec::new();
     for s in spans {
         if let Some(f) = inst.files.get(s.file.0 as usize) {
@@ -467,7 +482,14 @@ impl<'a> Printer<'a> {
         if let Some(s) = vx.scalar.clone() {
             return Some(self.value_text(&s, 0));
         }
-        if vx.is_list || vx.arcs.iter().any(|&a| self.rt.v(a).label.is_regular()) {
+        // Optional fields do not make a value with a kind of its own a struct.
+        let kinded = vx.kind != Kind::TOP && !vx.kind.contains(Kind::STRUCT);
+        if vx.is_list
+            || vx.arcs.iter().any(|&a| {
+                let ax = self.rt.v(a);
+                ax.label.is_regular() && !(kinded && ax.arc_type == ArcType::Optional)
+            })
+        {
             return None;
         }
         let has_arcs = vx.arcs.iter().any(|&a| !self.rt.v(a).label.is_let());

@@ -56,7 +56,7 @@ impl Runtime {
             comp_id,
         });
         let _ = span;
-        if !lit.has_regular
+        if !lit.has_member
             && !lit.has_embed
             && lit
                 .decls
@@ -65,7 +65,7 @@ impl Runtime {
         {
             // Comprehensions embed what they yield: `{if c {1}}` is 1.
             st.weak_struct.get_or_insert(span);
-        } else if !lit.has_embed || lit.has_regular {
+        } else if !lit.has_embed || lit.has_member {
             self.add_kind(v, Kind::STRUCT, span, "struct");
         }
         let child_ci = CloseInfo {

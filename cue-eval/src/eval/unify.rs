@@ -187,6 +187,9 @@ impl Runtime {
     }
 
     pub(super) fn reset(&mut self, a: VId) {
+        if !self.shares.is_empty() {
+            self.shares.remove(&a);
+        }
         let vx = self.vm(a);
         vx.status = Status::Unprocessed;
         vx.arcs.clear();
@@ -451,8 +454,7 @@ impl Runtime {
         }
         // Structure sharing: a vertex whose only conjunct is a reference to an open,
         // non-definition vertex is that vertex.
-        if SHARING
-            && st.seen.is_empty()
+        let shareable = st.seen.is_empty()
             && self.v(v).conjuncts.len() == 1
             && self.v(v).arcs.is_empty()
             && !self.v(v).is_disjunct
@@ -461,8 +463,12 @@ impl Runtime {
             && self.v(w).status != Status::Evaluating
             && !self.group_closed(c.ci.group)
             && !self.path_has_def(w)
-            && matches!(c.x, CExpr::Expr(_))
-        {
+            && matches!((&self.v(v).conjuncts[0].x, &c.x),
+                (CExpr::Expr(a), CExpr::Expr(b)) if a == b);
+        if shareable {
+            self.shares.insert(v, w);
+        }
+        if SHARING && shareable {
             self.evaluate(w);
             if self.v(w).status == Status::Evaluated {
                 self.vm(v).forward = Some(w);

@@ -460,6 +460,17 @@ impl Runtime {
                             span,
                         ));
                     }
+                    // `_` could still be a function (CUE's kind of top includes functions).
+                    Value::Top => {
+                        return Value::Bottom(Bottom::with_span(
+                            ErrCode::Incomplete,
+                            format!(
+                                "cannot call non-concrete value {} (type _)",
+                                self.expr_text(f)
+                            ),
+                            span,
+                        ));
+                    }
                     other => {
                         let t = match &other {
                             Value::Vertex(_) | Value::Top => String::new(),
