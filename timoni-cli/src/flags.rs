@@ -7,7 +7,8 @@
 //! - [`RuntimeFlags`] are the persistent flags of `timoni bundle`, accepted on `bundle` itself and
 //!   on each of its subcommands;
 //! - every boolean flag is a Go boolean ([`go_bools`]): `--wait` or `--wait=false`, never
-//!   `--wait false`, so a flag does not swallow the argument after it;
+//!   `--wait false`, so a flag does not swallow the argument after it (one documented exception,
+//!   [`SEPARATE_VALUE`]);
 //! - lists that Timoni declares as string slices (`-f/--values`, `-r/--runtime`, the bundle
 //!   `-f/--file`) split on commas as well as repeat.
 //!
@@ -135,6 +136,11 @@ impl Creds {
     }
 }
 
+/// The boolean flags that also take their value as the next argument: `project bootstrap
+/// --push-artifact true` is the form the Project RFC documents (Projects are not in Timoni, so
+/// no Timoni script relies on the Go form there).
+const SEPARATE_VALUE: &[&str] = &["push_artifact"];
+
 /// Makes every boolean flag of `cmd` and its subcommands a Go boolean, as pflag parses them:
 /// `--flag` sets it, `--flag=true|false` (and Go's other spellings) sets its value, and the next
 /// argument is never taken as its value. Flags declared `bool` (clap's `SetTrue`) get the full
@@ -142,7 +148,7 @@ impl Creds {
 /// default-true booleans such as `--wait`, declared `num_args = 0..=1`) must now give it with `=`.
 pub fn go_bools(cmd: clap::Command) -> clap::Command {
     cmd.mut_args(|arg| {
-        if arg.is_require_equals_set() {
+        if arg.is_require_equals_set() || SEPARATE_VALUE.contains(&arg.get_id().as_str()) {
             return arg;
         }
         if matches!(arg.get_action(), ArgAction::SetTrue) {

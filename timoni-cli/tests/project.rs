@@ -670,6 +670,7 @@ fn bootstrap_pushes_the_artifact_with_the_repository_creds() {
         "--tag",
         "production",
         "--push-artifact",
+        "true",
         "-n",
         "prod",
         "--yes",
