@@ -120,7 +120,8 @@ enum Parsed {
 }
 
 /// Parses the command line as clap's `Parser::parse` does, exiting with clap's message on an
-/// error (code 1, as cobra's usage errors; 0 for `--help` and `--version`), without tearing the
+/// error (code 1, as cobra's usage errors; 0 for `--help`, `--version` and a command group
+/// given without its subcommand, whose help goes to stdout), without tearing the
 /// command tree down afterwards: dropping it costs a third of building it, on every run, for
 /// memory the process returns when it exits a moment later.
 fn parse_args() -> Parsed {
@@ -142,7 +143,8 @@ fn command<P: clap::CommandFactory>() -> clap::Command {
                 .short('v')
                 .long("version")
                 .action(clap::ArgAction::Version)
-                .help("Print the version"),
+                .help("Print the version")
+                .help_heading(None::<&str>),
         );
     flags::go_bools(cmd)
 }
@@ -163,6 +165,12 @@ fn parse_with<P: clap::CommandFactory + clap::FromArgMatches>() -> P {
         }
         Err(e) => {
             let e = e.format(&mut cmd);
+            // A command group without its subcommand prints its help, as cobra does.
+            if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let text = e.render().to_string();
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+                std::process::exit(0)
+            }
             let _ = e.print();
             std::process::exit(if e.use_stderr() { 1 } else { 0 })
         }

@@ -361,3 +361,21 @@ fn usage_errors_exit_1_and_the_root_prints_its_version() {
             .replace(env!("CARGO_PKG_VERSION"), "[VERSION]")
     );
 }
+
+/// `timoni mod` without its subcommand prints the group's help on stdout and succeeds, as cobra
+/// does; the global flags are listed under their own heading.
+#[test]
+fn a_group_without_its_subcommand_prints_its_help() {
+    let home = Home::new();
+    let out = home.run(&testdata(), &["mod"], &[]);
+    assert!(
+        out.starts_with("$ timoni mod\nexit: 0\n--- stdout\nWork with modules"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Usage: timoni mod [OPTIONS] <COMMAND>"),
+        "{out}"
+    );
+    assert!(out.contains("Global Flags:\n  -n, --namespace"), "{out}");
+    assert!(out.ends_with("--- stderr\n"), "{out}");
+}
