@@ -52,6 +52,14 @@ pub fn env(key: &str) -> Option<String> {
     std::env::var(key).ok()
 }
 
+/// Reads stdin to its end: the one place that does, for the commands that run without
+/// [`Settings`] (`fmt -` under `timoni cue fmt`) and for [`Settings::stdin`].
+pub fn read_stdin() -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text)?;
+    Ok(text)
+}
+
 impl Settings {
     /// Resolves the global flags against the environment and the kubeconfig.
     pub fn resolve(flags: &GlobalFlags) -> Settings {
@@ -138,13 +146,7 @@ impl Settings {
     /// The text of stdin, read on the first call; `what` names the input in the error.
     pub fn stdin(&self, what: &str) -> Result<String> {
         self.stdin
-            .get_or_init(|| {
-                let mut text = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut text)
-                    .map(|_| text)
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(|| read_stdin().map_err(|e| e.to_string()))
             .clone()
             .map_err(|e| anyhow::anyhow!("reading {what} from stdin: {e}"))
     }
