@@ -3,13 +3,12 @@
 //! change on stderr as Timoni does (`Kind/namespace/name created`).
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instance};
 use timoni_core::cluster::inventory::ModuleReference;
 use timoni_core::instance::{BuildOptions, open_module};
 
-use crate::kube::KubeFlags;
+use crate::settings::Settings;
 
 /// The flags `apply` and `bundle apply` share.
 #[derive(clap::Args, Debug)]
@@ -26,7 +25,7 @@ pub struct ApplyFlags {
     /// With --dry-run: print the diff of each change (Secret data masked).
     #[arg(long)]
     pub diff: bool,
-    /// Wait for the applied objects to become ready.
+    /// Wait for the applied objects to become ready (`--wait=false` not to).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     pub wait: bool,
@@ -47,24 +46,26 @@ pub struct Args {
     /// The CUE package of the instance.
     #[arg(short = 'p', long = "package", default_value = "main")]
     package: String,
-    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
-    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order; repeatable or
+    /// comma-separated.
+    #[arg(
+        short = 'f',
+        long = "values",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
     values: Vec<String>,
     #[command(flatten)]
     apply: ApplyFlags,
     #[command(flatten)]
-    creds: crate::oci_cmds::Creds,
-    #[command(flatten)]
-    oci: crate::oci_cmds::OciFlags,
-    #[command(flatten)]
-    kube: KubeFlags,
+    creds: crate::flags::Creds,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     // An `oci://` module is pulled (`-v`, `-d`, the layer cache) into a temporary directory that
     // lives as long as `source`; a local one is recorded as written.
     let source = if args.module.starts_with("oci://") {
-        let fetcher = args.oci.fetcher(&args.creds, true);
+        let fetcher = settings.fetcher(args.creds.get(), true);
         Some(open_module(
             &args.module,
             Some(&args.version),
@@ -74,13 +75,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let (cluster, namespace) = args.kube.connect()?;
+    let cluster = settings.connect()?;
+    let namespace = settings.namespace.clone();
     let module_dir = source
         .as_ref()
         .map_or(args.module.clone(), |s| s.dir.display().to_string());
     let mut build = BuildOptions::new(&args.name, &namespace, &module_dir);
     build.package = args.package.clone();
-    build.values = crate::build::values_sources(&args.values)?;
+    build.values = settings.values_sources(&args.values)?;
     let mut req = ApplyRequest::new(build);
     if let Some(f) = source.as_ref().and_then(|s| s.fetched.as_ref()) {
         req.module = ModuleReference::from(f);
@@ -90,8 +92,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     req.force = args.apply.force;
     req.overwrite_ownership = args.apply.overwrite_ownership;
     req.wait = args.apply.wait;
-    req.timeout = args.kube.timeout;
-    req.poll = poll_interval();
+    req.timeout = settings.timeout;
+    req.poll = settings.poll;
     let mut log = Log::new(req.dry_run, &args.name, &namespace);
     let result = apply_instance(&cluster, &req, &mut |e| log.event(e));
     log.finish();
@@ -106,14 +108,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )),
         Err(e) => Err(e.into()),
     }
-}
-
-/// The readiness poll interval: Timoni's 5s, or `TIMONI_POLL_INTERVAL` (tests).
-pub fn poll_interval() -> Duration {
-    std::env::var("TIMONI_POLL_INTERVAL")
-        .ok()
-        .and_then(|v| crate::kube::parse_duration(&v).ok())
-        .unwrap_or(Duration::from_secs(5))
 }
 
 /// Renders apply events on stderr; while waiting, a spinner shows what is pending when stderr

@@ -2,13 +2,12 @@
 //! instance of a local or `oci://` module to stdout, as YAML documents each followed by `---`,
 //! or as a JSON `List`.
 
-use std::io::Read;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use timoni_core::instance::{self, BuildOptions};
 use timoni_core::render;
-use timoni_core::values::ValuesSource;
+
+use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -16,9 +15,6 @@ pub struct Args {
     name: String,
     /// The module: a local directory, a file:// URL or an oci://<host>/<repo>[:tag|@digest] URL.
     module: String,
-    /// The instance namespace.
-    #[arg(short = 'n', long = "namespace", default_value = "default")]
-    namespace: String,
     /// The module version (OCI modules only; ignored for local modules).
     #[arg(short = 'v', long = "version", default_value = "latest")]
     version: String,
@@ -28,8 +24,14 @@ pub struct Args {
     /// The CUE package of the instance.
     #[arg(short = 'p', long = "package", default_value = "main")]
     package: String,
-    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
-    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order; repeatable or
+    /// comma-separated.
+    #[arg(
+        short = 'f',
+        long = "values",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
     values: Vec<String>,
     /// The output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Yaml)]
@@ -41,9 +43,7 @@ pub struct Args {
     #[arg(long)]
     debug: bool,
     #[command(flatten)]
-    creds: crate::oci_cmds::Creds,
-    #[command(flatten)]
-    oci: crate::oci_cmds::OciFlags,
+    creds: crate::flags::Creds,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,32 +52,14 @@ pub enum Format {
     Json,
 }
 
-/// Values sources from `-f` arguments, reading stdin for `-`.
-pub fn values_sources(files: &[String]) -> anyhow::Result<Vec<ValuesSource>> {
-    files
-        .iter()
-        .map(|f| {
-            if f == "-" {
-                let mut text = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut text)
-                    .context("reading values from stdin")?;
-                Ok(ValuesSource::Stdin(text))
-            } else {
-                Ok(ValuesSource::File(f.into()))
-            }
-        })
-        .collect()
-}
-
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut opts = BuildOptions::new(&args.name, &args.namespace, &args.module);
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let mut opts = BuildOptions::new(&args.name, &settings.namespace, &args.module);
     opts.package = args.package;
-    opts.values = values_sources(&args.values)?;
+    opts.values = settings.values_sources(&args.values)?;
     opts.debug = args.debug;
     opts.version = Some(args.version);
     opts.digest = args.digest;
-    let fetcher = args.oci.fetcher(&args.creds, true);
+    let fetcher = settings.fetcher(args.creds.get(), true);
     let built = instance::build_with(&opts, Some(&fetcher))
         .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
     let mut objects = built.objects();

@@ -1,8 +1,6 @@
 //! `timoni bundle build|vet`: bundles of module instances (`file://` or `oci://`), with runtime
 //! values from the environment and runtime files, per selected cluster.
 
-use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,10 +8,15 @@ use anyhow::Context;
 use timoni_core::bundle::{self, BundleRequest, SourceFile};
 use timoni_core::render;
 
+use crate::flags::RuntimeFlags;
+use crate::settings::Settings;
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -33,30 +36,17 @@ enum Command {
     Status(crate::bundle_cluster::StatusArgs),
 }
 
-/// The flags every bundle command shares.
-#[derive(clap::Args, Debug)]
-pub struct RuntimeFlags {
-    /// Runtime files (.cue, .yaml, .yml, .json).
-    #[arg(short = 'r', long = "runtime", value_name = "FILE")]
-    runtime: Vec<PathBuf>,
-    /// Use the environment variables as runtime values.
-    #[arg(long = "runtime-from-env")]
-    runtime_from_env: bool,
-    /// The runtime clusters to select (case-insensitive, '*' for all).
-    #[arg(long = "runtime-cluster", default_value = "*")]
-    runtime_cluster: String,
-    /// The runtime cluster groups to select (case-insensitive, '*' for all).
-    #[arg(long = "runtime-group", default_value = "*")]
-    runtime_group: String,
-    /// The directory whose cue.mod bundles import packages from.
-    #[arg(long = "workdir")]
-    workdir: Option<PathBuf>,
-}
-
 #[derive(clap::Args, Debug)]
 struct BuildArgs {
-    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified.
-    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified; repeatable or
+    /// comma-separated.
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        required = true,
+        value_delimiter = ','
+    )]
     files: Vec<String>,
     /// The CUE package of the modules.
     #[arg(short = 'p', long = "package", default_value = "main")]
@@ -71,17 +61,20 @@ struct BuildArgs {
     #[arg(long = "mask-secrets")]
     mask_secrets: bool,
     #[command(flatten)]
-    runtime: RuntimeFlags,
-    #[command(flatten)]
-    creds: crate::oci_cmds::Creds,
-    #[command(flatten)]
-    oci: crate::oci_cmds::OciFlags,
+    creds: crate::flags::Creds,
 }
 
 #[derive(clap::Args, Debug)]
 struct VetArgs {
-    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified.
-    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified; repeatable or
+    /// comma-separated.
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        required = true,
+        value_delimiter = ','
+    )]
     files: Vec<String>,
     /// The CUE package of the modules.
     #[arg(short = 'p', long = "package", default_value = "main")]
@@ -89,70 +82,48 @@ struct VetArgs {
     /// Print the evaluated bundle as CUE.
     #[arg(long = "print-value")]
     print_value: bool,
-    #[command(flatten)]
-    runtime: RuntimeFlags,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let rt = &args.runtime;
     match args.command {
-        Command::Build(a) => build(a),
-        Command::Vet(a) => vet(a),
-        Command::Apply(a) => crate::bundle_cluster::apply(a),
-        Command::Delete(a) => crate::bundle_cluster::delete(a),
-        Command::Status(a) => crate::bundle_cluster::status(a),
+        Command::Build(a) => build(a, rt, settings),
+        Command::Vet(a) => vet(a, rt, settings),
+        Command::Apply(a) => crate::bundle_cluster::apply(a, rt, settings),
+        Command::Delete(a) => crate::bundle_cluster::delete(a, rt, settings),
+        Command::Status(a) => crate::bundle_cluster::status(a, rt, settings),
     }
 }
 
-/// Reads `-f` files; `-` is stdin (at most once).
-pub fn read_files(files: &[String]) -> anyhow::Result<Vec<SourceFile>> {
-    files
+/// The core request for bundle files `files` with the runtime flags.
+pub fn request(
+    runtime: &RuntimeFlags,
+    settings: &Settings,
+    files: Vec<SourceFile>,
+) -> anyhow::Result<BundleRequest> {
+    let runtime_files = runtime
+        .runtime
         .iter()
-        .map(|f| {
-            if f == "-" {
-                let mut text = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut text)
-                    .context("reading stdin")?;
-                Ok(SourceFile {
-                    path: "-".into(),
-                    text,
-                })
-            } else {
-                SourceFile::read(f.as_ref()).map_err(|e| anyhow::anyhow!("{e}"))
-            }
-        })
-        .collect()
-}
-
-impl RuntimeFlags {
-    /// The core request for bundle files `files`.
-    pub fn request(&self, files: Vec<SourceFile>) -> anyhow::Result<BundleRequest> {
-        let runtime_files = self
-            .runtime
-            .iter()
-            .map(|p| SourceFile::read(p).map_err(|e| anyhow::anyhow!("{e}")))
-            .collect::<anyhow::Result<_>>()?;
-        Ok(BundleRequest {
-            files,
-            runtime_files,
-            env: self
-                .runtime_from_env
-                .then(|| std::env::vars().collect::<BTreeMap<_, _>>()),
-            cluster: self.runtime_cluster.clone(),
-            group: self.runtime_group.clone(),
-            workdir: self.workdir.clone(),
-        })
-    }
+        .map(|p| SourceFile::read(p).map_err(|e| anyhow::anyhow!("{e}")))
+        .collect::<anyhow::Result<_>>()?;
+    Ok(BundleRequest {
+        files,
+        runtime_files,
+        env: runtime.runtime_from_env.then(|| settings.env_vars()),
+        cluster: runtime.runtime_cluster.clone(),
+        group: runtime.runtime_group.clone(),
+        workdir: runtime.workdir.clone(),
+    })
 }
 
 fn fail(e: timoni_core::Error) -> anyhow::Error {
     anyhow::anyhow!("{}", crate::relative(&e.to_string()))
 }
 
-fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
-    let req = args.runtime.request(read_files(&args.files)?)?;
+fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let req = request(rt, settings, settings.source_files(&args.files)?)?;
     let concurrency = args.concurrency.unwrap_or_else(bundle::default_concurrency);
-    let fetcher = args.oci.fetcher(&args.creds, true);
+    let fetcher = settings.fetcher(args.creds.get(), true);
     let (_cluster, _bundle, built) =
         bundle::build_bundle_with(&req, &args.package, concurrency, Some(&fetcher))
             .map_err(fail)?;
@@ -190,9 +161,9 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
+fn vet(args: VetArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<ExitCode> {
     let _ = &args.package;
-    let req = args.runtime.request(read_files(&args.files)?)?;
+    let req = request(rt, settings, settings.source_files(&args.files)?)?;
     let results = bundle::vet_bundle(&req).map_err(fail)?;
     for (cluster, b) in &results {
         if args.print_value {

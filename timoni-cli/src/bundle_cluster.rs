@@ -10,13 +10,21 @@ use timoni_core::cluster::bundle::{
 };
 use timoni_core::cluster::kube::KubeConnector;
 
-use crate::bundle::{RuntimeFlags, read_files};
-use crate::kube::KubeFlags;
+use crate::bundle::request;
+use crate::flags::RuntimeFlags;
+use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
 pub struct ApplyArgs {
-    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified.
-    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    /// Bundle files (.cue, .yaml, .yml, .json, or - for stdin), unified; repeatable or
+    /// comma-separated.
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        required = true,
+        value_delimiter = ','
+    )]
     files: Vec<String>,
     /// The CUE package of the modules.
     #[arg(short = 'p', long = "package", default_value = "main")]
@@ -24,13 +32,7 @@ pub struct ApplyArgs {
     #[command(flatten)]
     apply: crate::apply::ApplyFlags,
     #[command(flatten)]
-    creds: crate::oci_cmds::Creds,
-    #[command(flatten)]
-    oci: crate::oci_cmds::OciFlags,
-    #[command(flatten)]
-    runtime: RuntimeFlags,
-    #[command(flatten)]
-    kube: KubeFlags,
+    creds: crate::flags::Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -47,10 +49,6 @@ pub struct DeleteArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     wait: bool,
-    #[command(flatten)]
-    runtime: RuntimeFlags,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -60,10 +58,6 @@ pub struct StatusArgs {
     /// Bundle files to read the name from.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     files: Vec<String>,
-    #[command(flatten)]
-    runtime: RuntimeFlags,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
 fn caller(bundle: &str, cluster: &str, instance: &str) -> String {
@@ -125,6 +119,7 @@ fn bundle_name(
     name: Option<String>,
     files: &[String],
     runtime: &RuntimeFlags,
+    settings: &Settings,
     connector: &KubeConnector,
 ) -> anyhow::Result<String> {
     if let Some(n) = name {
@@ -133,25 +128,23 @@ fn bundle_name(
     if files.is_empty() {
         anyhow::bail!("a bundle name or -f/--file is required");
     }
-    let req = runtime.request(read_files(files)?)?;
+    let req = request(runtime, settings, settings.source_files(files)?)?;
     Ok(timoni_core::cluster::bundle::bundle_name(connector, &req)?)
 }
 
-pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+pub fn apply(args: ApplyArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<ExitCode> {
     let req = BundleApplyRequest {
-        bundle: args.runtime.request(read_files(&args.files)?)?,
+        bundle: request(rt, settings, settings.source_files(&args.files)?)?,
         package: args.package,
         dry_run: args.apply.dry_run || args.apply.diff,
         diff: args.apply.diff,
         force: args.apply.force,
         overwrite_ownership: args.apply.overwrite_ownership,
         wait: args.apply.wait,
-        timeout: args.kube.timeout,
-        poll: crate::apply::poll_interval(),
+        timeout: settings.timeout,
+        poll: settings.poll,
     };
-    let connector = KubeConnector {
-        base: args.kube.options(),
-    };
+    let connector = settings.connector();
     let mut logger = Logger {
         bundle: String::new(),
         cluster: String::new(),
@@ -159,7 +152,7 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
         dry: req.dry_run,
         verb: "applying",
     };
-    let fetcher = args.oci.fetcher(&args.creds, true);
+    let fetcher = settings.fetcher(args.creds.get(), true);
     match apply_bundle(&connector, Some(&fetcher), &req, &mut |e| logger.log(e)) {
         Ok(_) => {
             eprintln!("{} applied successfully", caller(&logger.bundle, "", ""));
@@ -172,12 +165,14 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
-    let connector = KubeConnector {
-        base: args.kube.options(),
-    };
-    let name = bundle_name(args.name, &args.files, &args.runtime, &connector)?;
-    let req = args.runtime.request(Vec::new())?;
+pub fn delete(
+    args: DeleteArgs,
+    rt: &RuntimeFlags,
+    settings: &Settings,
+) -> anyhow::Result<ExitCode> {
+    let connector = settings.connector();
+    let name = bundle_name(args.name, &args.files, rt, settings, &connector)?;
+    let req = request(rt, settings, Vec::new())?;
     let mut logger = Logger {
         bundle: name.clone(),
         cluster: String::new(),
@@ -191,19 +186,21 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
         &name,
         args.dry_run,
         args.wait,
-        args.kube.timeout,
-        crate::apply::poll_interval(),
+        settings.timeout,
+        settings.poll,
         &mut |e| logger.log(e),
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
-    let connector = KubeConnector {
-        base: args.kube.options(),
-    };
-    let name = bundle_name(args.name, &args.files, &args.runtime, &connector)?;
-    let req = args.runtime.request(Vec::new())?;
+pub fn status(
+    args: StatusArgs,
+    rt: &RuntimeFlags,
+    settings: &Settings,
+) -> anyhow::Result<ExitCode> {
+    let connector = settings.connector();
+    let name = bundle_name(args.name, &args.files, rt, settings, &connector)?;
+    let req = request(rt, settings, Vec::new())?;
     for (c, per) in bundle_status(&connector, &req, &name)? {
         let cluster = if c.is_default() { "" } else { c.name.as_str() };
         if per.is_empty() {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use timoni_core::cluster::ops::{DeleteRequest, delete_instance};
 
-use crate::kube::KubeFlags;
+use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -18,19 +18,18 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     wait: bool,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (cluster, namespace) = args.kube.connect()?;
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let namespace = settings.namespace.clone();
     let req = DeleteRequest {
         name: args.name,
         namespace,
         dry_run: args.dry_run,
         wait: args.wait,
-        timeout: args.kube.timeout,
-        poll: crate::apply::poll_interval(),
+        timeout: settings.timeout,
+        poll: settings.poll,
     };
     let suffix = if args.dry_run { " (dry run)" } else { "" };
     delete_instance(&cluster, &req, &mut |c| {

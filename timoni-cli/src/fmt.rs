@@ -2,7 +2,7 @@
 //! writes the formatted text to stdout. With `--diff`, prints unified diffs and fails if any file
 //! is not formatted, which makes it a CI check.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,10 +33,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn stdin() -> anyhow::Result<ExitCode> {
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .context("reading stdin")?;
+    let text = crate::settings::read_stdin().context("reading stdin")?;
     match format_text("-", &text) {
         Ok(out) => {
             std::io::stdout().write_all(out.as_bytes())?;

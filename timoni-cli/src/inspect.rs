@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use timoni_core::cluster::ops::stored_instance;
 use timoni_core::render;
 
-use crate::kube::KubeFlags;
+use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -27,18 +27,16 @@ enum What {
 struct Target {
     /// The instance name.
     name: String,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     let (what, t) = match &args.what {
         What::Module(t) => ("module", t),
         What::Values(t) => ("values", t),
         What::Resources(t) => ("resources", t),
     };
-    let (cluster, namespace) = t.kube.connect()?;
-    let rec = stored_instance(&cluster, &t.name, &namespace)?.instance;
+    let cluster = settings.connect()?;
+    let rec = stored_instance(&cluster, &t.name, &settings.namespace)?.instance;
     match what {
         "module" => {
             let mut m = serde_json::json!({

@@ -4,7 +4,6 @@
 //! make the exit code non-zero. Hermetic by default: `oci://` modules come from the local OCI
 //! cache unless `--allow-network` is given.
 
-use std::io::Read;
 use std::process::ExitCode;
 
 use timoni_core::krm::{self, FnOptions, FnOutput, Severity};
@@ -18,9 +17,7 @@ pub struct Args {
     #[arg(long, global = true)]
     allow_network: bool,
     #[command(flatten)]
-    creds: crate::oci_cmds::Creds,
-    #[command(flatten)]
-    oci: crate::oci_cmds::OciFlags,
+    creds: crate::flags::Creds,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -30,12 +27,9 @@ enum Command {
     Vet,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .map_err(|e| anyhow::anyhow!("reading the ResourceList from stdin: {e}"))?;
-    let fetcher = args.oci.fetcher(&args.creds, args.allow_network);
+pub fn run(args: Args, settings: &crate::settings::Settings) -> anyhow::Result<ExitCode> {
+    let text = settings.stdin("the ResourceList")?;
+    let fetcher = settings.fetcher(args.creds.get(), args.allow_network);
     let opts = FnOptions {
         fetcher: &fetcher,
         base_dir: std::env::current_dir()?,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use timoni_core::cluster::ops::list_instances;
 
-use crate::kube::KubeFlags;
+use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -15,12 +15,11 @@ pub struct Args {
     /// Only the instances of this bundle.
     #[arg(long)]
     bundle: Option<String>,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (cluster, namespace) = args.kube.connect()?;
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let namespace = &settings.namespace;
     let ns = if args.all_namespaces {
         ""
     } else {

@@ -1,5 +1,7 @@
-//! The `timoni` command line: clap structs, then one call into `timoni-core` per subcommand, then
-//! rendering. Errors are rendered with miette and exit non-zero with one clear message.
+//! The `timoni` command line in three steps: clap structs (`flags.rs` holds the shared groups),
+//! then the resolved settings (`settings.rs`), then one call into `timoni-core` per subcommand
+//! and its rendering. Every error, usage errors included, exits with code 1 and one clear
+//! message, as Timoni does.
 
 mod apply;
 mod build;
@@ -7,15 +9,16 @@ mod bundle;
 mod bundle_cluster;
 mod cue;
 mod delete;
+mod flags;
 mod fmt;
 mod inspect;
 mod krm;
-mod kube;
 mod list;
 mod module;
 mod oci_cmds;
 mod project;
 mod runtime;
+mod settings;
 mod status;
 mod vendor;
 mod version;
@@ -26,10 +29,12 @@ use clap::{Parser, Subcommand};
 
 /// Timoni: a package manager for Kubernetes, powered by CUE.
 #[derive(Parser, Debug)]
-#[command(name = "timoni", version, about, long_about = None)]
+#[command(name = "timoni", about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    global: flags::GlobalFlags,
 }
 
 #[derive(Subcommand, Debug)]
@@ -94,7 +99,7 @@ pub(crate) fn relative(msg: &str) -> String {
 // subcommand as `Cli`, so help, usage and errors read the same.
 /// Timoni: a package manager for Kubernetes, powered by CUE.
 #[derive(Parser, Debug)]
-#[command(name = "timoni", version, about, long_about = None)]
+#[command(name = "timoni", about, long_about = None)]
 struct CueCli {
     #[command(subcommand)]
     command: CueOnly,
@@ -107,54 +112,96 @@ enum CueOnly {
     Cue(cue::Args),
 }
 
-/// Parses the command line as clap's `Parser::parse` does (exiting with clap's message on an
-/// error), without tearing the command tree down afterwards: dropping it costs a third of
-/// building it, on every run, for memory the process returns when it exits a moment later.
-fn parse_args() -> Cli {
+/// What the command line asks for: `timoni cue …`, parsed alone, or any other command with the
+/// global flags.
+enum Parsed {
+    Cue(cue::Args),
+    Full(Box<Cli>),
+}
+
+/// Parses the command line as clap's `Parser::parse` does, exiting with clap's message on an
+/// error (code 1, as cobra's usage errors; 0 for `--help`, `--version` and a command group
+/// given without its subcommand, whose help goes to stdout), without tearing the
+/// command tree down afterwards: dropping it costs a third of building it, on every run, for
+/// memory the process returns when it exits a moment later.
+fn parse_args() -> Parsed {
     if std::env::args_os().nth(1).is_some_and(|a| a == "cue") {
         let CueOnly::Cue(args) = parse_with::<CueCli>().command;
-        return Cli {
-            command: Command::Cue(args),
-        };
+        return Parsed::Cue(args);
     }
-    parse_with::<Cli>()
+    Parsed::Full(Box::new(parse_with::<Cli>()))
+}
+
+/// The command tree of `P` with the rules of `flags.rs` applied and Timoni's root `-v/--version`
+/// (printing `timoni version X`).
+fn command<P: clap::CommandFactory>() -> clap::Command {
+    let cmd = P::command()
+        .version(concat!("version ", env!("CARGO_PKG_VERSION")))
+        .disable_version_flag(true)
+        .arg(
+            clap::Arg::new("print-version")
+                .short('v')
+                .long("version")
+                .action(clap::ArgAction::Version)
+                .help("Print the version")
+                .help_heading(None::<&str>),
+        );
+    flags::go_bools(cmd)
 }
 
 fn parse_with<P: clap::CommandFactory + clap::FromArgMatches>() -> P {
-    let mut cmd = P::command();
-    let mut matches = cmd.get_matches_mut();
-    let parsed =
-        P::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit());
-    std::mem::forget(matches);
-    std::mem::forget(cmd);
-    parsed
+    let mut cmd = command::<P>();
+    let parsed = cmd
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|mut m| {
+            let p = P::from_arg_matches_mut(&mut m);
+            std::mem::forget(m);
+            p
+        });
+    match parsed {
+        Ok(p) => {
+            std::mem::forget(cmd);
+            p
+        }
+        Err(e) => {
+            let e = e.format(&mut cmd);
+            // A command group without its subcommand prints its help, as cobra does.
+            if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let text = e.render().to_string();
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+                std::process::exit(0)
+            }
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { 1 } else { 0 })
+        }
+    }
 }
 
 fn main() -> ExitCode {
-    // Colours only on a terminal, so that piped output and snapshots are plain text.
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let _ = miette::set_hook(Box::new(move |_| {
-        Box::new(
-            miette::MietteHandlerOpts::new()
-                .color(tty)
-                .unicode(tty)
-                .build(),
-        )
-    }));
-    let cli = parse_args();
+    let cli = match parse_args() {
+        Parsed::Cue(args) => {
+            // Colours only on a terminal, so that piped output and snapshots are plain text.
+            set_miette_hook(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+            return finish(cue::run(args));
+        }
+        Parsed::Full(cli) => cli,
+    };
+    let settings = settings::Settings::resolve(&cli.global);
+    set_miette_hook(settings.log_color);
+    let s = &settings;
     let result = match cli.command {
-        Command::Apply(args) => apply::run(args),
-        Command::Delete(args) => delete::run(args),
-        Command::Status(args) => status::run(args),
-        Command::List(args) => list::run(args),
-        Command::Inspect(args) => inspect::run(args),
-        Command::Build(args) => build::run(args),
-        Command::Bundle(args) => bundle::run(args),
-        Command::Runtime(args) => runtime::run(args),
-        Command::Mod(args) => module::run(args),
+        Command::Apply(args) => apply::run(args, s),
+        Command::Delete(args) => delete::run(args, s),
+        Command::Status(args) => status::run(args, s),
+        Command::List(args) => list::run(args, s),
+        Command::Inspect(args) => inspect::run(args, s),
+        Command::Build(args) => build::run(args, s),
+        Command::Bundle(args) => bundle::run(args, s),
+        Command::Runtime(args) => runtime::run(args, s),
+        Command::Mod(args) => module::run(args, s),
         Command::Version(args) => version::run(args),
         Command::Completion { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = command::<Cli>();
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, "timoni", &mut script);
             // A closed pipe (`| head`) is not an error worth a message.
@@ -163,11 +210,29 @@ fn main() -> ExitCode {
         }
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
-        Command::Artifact(args) => oci_cmds::run_artifact(args),
-        Command::Registry(args) => oci_cmds::run_registry(args),
-        Command::Project(args) => project::run(args),
-        Command::Fn(args) => krm::run(args),
+        Command::Artifact(args) => oci_cmds::run_artifact(args, s),
+        Command::Registry(args) => oci_cmds::run_registry(args, s),
+        Command::Project(args) => project::run(args, s),
+        Command::Fn(args) => krm::run(args, s),
     };
+    finish(result)
+}
+
+/// Renders diagnostics with colours and Unicode only when `color` (`--log-color`, else whether
+/// stderr is a terminal).
+fn set_miette_hook(color: bool) {
+    let _ = miette::set_hook(Box::new(move |_| {
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .color(color)
+                .unicode(color)
+                .build(),
+        )
+    }));
+}
+
+/// The exit code of a command's result, printing its error.
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {

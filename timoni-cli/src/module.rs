@@ -10,13 +10,13 @@ use timoni_core::config_doc;
 use timoni_core::instance::{self, BuildOptions};
 use timoni_core::meta::get_str;
 
+use crate::settings::Settings;
+
 /// `timoni mod …`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
     command: Command,
-    #[command(flatten)]
-    oci: crate::oci_cmds::OciFlags,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -32,12 +32,12 @@ enum Command {
     Oci(crate::oci_cmds::ModCommand),
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     match args.command {
-        Command::Vet(a) => vet(a),
-        Command::Show(a) => show(a, &args.oci),
+        Command::Vet(a) => vet(a, settings),
+        Command::Show(a) => show(a, settings),
         Command::Local(c) => crate::vendor::run_command(c),
-        Command::Oci(c) => crate::oci_cmds::run_mod_command(c, &args.oci),
+        Command::Oci(c) => crate::oci_cmds::run_mod_command(c, settings),
     }
 }
 
@@ -49,17 +49,20 @@ pub struct VetArgs {
     /// The instance name used for the build.
     #[arg(long = "name", default_value = "default")]
     name: String,
-    /// The instance namespace used for the build.
-    #[arg(short = 'n', long = "namespace", default_value = "default")]
-    namespace: String,
     /// The CUE package of the instance.
     #[arg(short = 'p', long = "package", default_value = "main")]
     package: String,
     /// Build with the debug tag (use debug_values.cue).
     #[arg(long)]
     debug: bool,
-    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order.
-    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    /// Values files (.cue, .yaml, .yml, .json, or - for stdin), merged in order; repeatable or
+    /// comma-separated.
+    #[arg(
+        short = 'f',
+        long = "values",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
     values: Vec<String>,
 }
 
@@ -87,7 +90,7 @@ struct ShowConfigArgs {
     #[arg(short = 'd', long = "digest")]
     digest: Option<String>,
     #[command(flatten)]
-    creds: crate::oci_cmds::Creds,
+    creds: crate::flags::Creds,
     /// Write the configuration table under the "Configuration" section of this Markdown file.
     #[arg(short = 'o', long = "output", value_name = "FILE.md")]
     output: Option<PathBuf>,
@@ -97,11 +100,11 @@ struct ShowConfigArgs {
 }
 
 /// `timoni mod vet`: builds the module and reports its objects and images on stderr.
-fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
-    let mut opts = BuildOptions::new(&args.name, &args.namespace, &args.path);
+fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let mut opts = BuildOptions::new(&args.name, &settings.namespace, &args.path);
     opts.package = args.package;
     opts.debug = args.debug;
-    opts.values = crate::build::values_sources(&args.values)?;
+    opts.values = settings.values_sources(&args.values)?;
     eprintln!(
         "vetting with {} values",
         if args.debug { "debug" } else { "default" }
@@ -132,12 +135,12 @@ fn vet(args: VetArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `timoni mod show …`.
-fn show(args: ShowArgs, oci: &crate::oci_cmds::OciFlags) -> anyhow::Result<ExitCode> {
+fn show(args: ShowArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let ShowCommand::Config(args) = args.command;
     if args.output.is_some() && args.path.starts_with("oci://") {
         anyhow::bail!("--output writes a local module's README: it needs a local module path");
     }
-    let fetcher = oci.fetcher(&args.creds, true);
+    let fetcher = settings.fetcher(args.creds.get(), true);
     let source = instance::open_module(
         &args.path,
         Some(&args.version),

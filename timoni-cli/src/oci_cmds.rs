@@ -1,11 +1,8 @@
 //! `timoni mod build|push|pull|list`, `timoni artifact build|push|pull|tag|list|digest` and
 //! `timoni registry login|logout`: clap structs, then one call into `timoni_core::oci`, then
-//! rendering (`-o json|yaml`, a tab-separated table, or one status line on stderr). The shared
-//! registry flags ([`OciFlags`], [`Creds`]) also serve `build`, `bundle build`, `mod show` and
-//! `fn`, which fetch `oci://` modules.
+//! rendering (`-o json|yaml`, a tab-separated table, or one status line on stderr).
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,58 +10,10 @@ use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Subcommand, ValueEnum};
 use cue_eval::encode::{Data, Field, to_yaml};
 use serde::Serialize;
-use timoni_core::oci::{
-    self, ArtifactUrl, Cache, ConnectOptions, Fetcher, LayoutFormat, OciClientRegistry,
-    docker_config_path,
-};
+use timoni_core::oci::{self, ArtifactUrl, LayoutFormat};
 
-/// Flags every registry command shares (global in Timoni).
-#[derive(clap::Args, Debug)]
-pub struct OciFlags {
-    /// Allow plain HTTP and self-signed certificates.
-    #[arg(long, global = true)]
-    registry_insecure: bool,
-    /// Directory of the OCI layer cache [default: $TIMONI_CACHE_DIR or ~/.timoni/cache].
-    #[arg(long, global = true, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-}
-
-/// `--creds`, on every command that may reach a registry.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct Creds {
-    /// Registry credentials, `user:password` or a token.
-    #[arg(long)]
-    pub creds: Option<String>,
-}
-
-impl OciFlags {
-    /// How to reach registries with these flags and `creds`.
-    pub fn connect_options(&self, creds: &Creds) -> ConnectOptions {
-        ConnectOptions {
-            creds: creds.creds.clone(),
-            docker_config: docker_config_path(env),
-            insecure: self.registry_insecure,
-        }
-    }
-
-    /// The layer cache these flags select.
-    pub fn cache(&self) -> Cache {
-        Cache::from_settings(self.cache_dir.as_deref(), env)
-    }
-
-    /// A module fetcher for `build`, `bundle build`, `mod show` (network allowed) and `fn`.
-    pub fn fetcher(&self, creds: &Creds, network: bool) -> Fetcher {
-        Fetcher {
-            connect: self.connect_options(creds),
-            cache: self.cache(),
-            network,
-        }
-    }
-
-    pub(crate) fn connect(&self, url: &ArtifactUrl, creds: &Creds) -> Result<OciClientRegistry> {
-        Ok(oci::connect(url, &self.connect_options(creds))?)
-    }
-}
+use crate::flags::Creds;
+use crate::settings::Settings;
 
 /// `--format` of `mod build` and `artifact build`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -182,8 +131,6 @@ pub struct ModList {
 pub struct ArtifactArgs {
     #[command(subcommand)]
     command: ArtifactCommand,
-    #[command(flatten)]
-    flags: OciFlags,
 }
 
 #[derive(Subcommand, Debug)]
@@ -333,10 +280,6 @@ enum RegistryCommand {
     Logout { registry: String },
 }
 
-pub(crate) fn env(k: &str) -> Option<String> {
-    std::env::var(k).ok()
-}
-
 pub(crate) fn annotations(pairs: &[String]) -> Result<BTreeMap<String, String>> {
     pairs
         .iter()
@@ -370,10 +313,10 @@ pub(crate) fn render(value: &impl Serialize, output: Output) -> Result<()> {
 }
 
 /// Runs one registry subcommand of `timoni mod` (`build`, `push`, `pull`, `list`).
-pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode> {
+pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitCode> {
     match command {
         ModCommand::Build(a) => {
-            let sde = env("SOURCE_DATE_EPOCH");
+            let sde = &settings.source_date_epoch;
             let image = oci::build_module_image(
                 &a.module_dir,
                 &a.version,
@@ -387,7 +330,7 @@ pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode
         ModCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
             let is_module_dir = a.module_dir.join("cue.mod").is_dir();
-            let reg = flags.connect(&url, &a.creds)?;
+            let reg = settings.registry(&url, a.creds.get())?;
             let pushed = if a.module_dir.is_file()
                 || !is_module_dir && a.module_dir.join("index.json").is_file()
             {
@@ -401,7 +344,7 @@ pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode
                 let Some(version) = &a.version else {
                     bail!("--version is required to push a module directory");
                 };
-                let sde = env("SOURCE_DATE_EPOCH");
+                let sde = &settings.source_date_epoch;
                 oci::push_module(
                     &reg,
                     &a.module_dir,
@@ -420,10 +363,10 @@ pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode
         }
         ModCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
-            let reg = flags.connect(&url, &a.creds)?;
+            let reg = settings.registry(&url, a.creds.get())?;
             let version =
                 (url.tag.is_none() || a.version != "latest").then_some(a.version.as_str());
-            let pulled = oci::pull_module(&reg, &url, version, &a.output, &flags.cache())?;
+            let pulled = oci::pull_module(&reg, &url, version, &a.output, &settings.cache())?;
             eprintln!(
                 "extracted {}@{} to {}",
                 url.with_tag(version.unwrap_or(url.reference())),
@@ -433,7 +376,7 @@ pub fn run_mod_command(command: ModCommand, flags: &OciFlags) -> Result<ExitCode
         }
         ModCommand::List(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
-            let reg = flags.connect(&url, &a.creds)?;
+            let reg = settings.registry(&url, a.creds.get())?;
             let list = oci::list_module_versions(&reg, &url, a.with_digest, a.limit)?;
             match a.output {
                 Some(o) => render(&list, o)?,
@@ -459,8 +402,7 @@ fn table(headers: &[&str], second: bool, rows: impl Iterator<Item = Vec<String>>
 }
 
 /// Runs `timoni artifact push|pull|tag|list|digest|build`.
-pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
-    let flags = &args.flags;
+pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode> {
     match args.command {
         ArtifactCommand::Build(a) => {
             let tags = if a.tags.is_empty() {
@@ -468,7 +410,7 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
             } else {
                 a.tags
             };
-            let sde = env("SOURCE_DATE_EPOCH");
+            let sde = &settings.source_date_epoch;
             let image = oci::build_artifact_image(
                 &a.filepath,
                 &a.content_type,
@@ -481,8 +423,8 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = flags.connect(&url, &a.creds)?;
-            let sde = env("SOURCE_DATE_EPOCH");
+            let reg = settings.registry(&url, a.creds.get())?;
+            let sde = &settings.source_date_epoch;
             let pushed = oci::push_artifact(
                 &reg,
                 &a.filepath,
@@ -506,13 +448,13 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = flags.connect(&url, &a.creds)?;
+            let reg = settings.registry(&url, a.creds.get())?;
             let pulled = oci::pull_artifact(
                 &reg,
                 &url,
                 a.content_type.as_deref(),
                 &a.output,
-                &flags.cache(),
+                &settings.cache(),
             )?;
             eprintln!(
                 "extracted {} layer(s) of {url}@{} to {}",
@@ -523,7 +465,7 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::Tag(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = flags.connect(&url, &a.creds)?;
+            let reg = settings.registry(&url, a.creds.get())?;
             let digest = oci::tag_artifact(&reg, &url, &a.tags)?;
             for t in &a.tags {
                 eprintln!("tagged {}@{digest}", url.with_tag(t));
@@ -531,7 +473,7 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::List(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = flags.connect(&url, &a.creds)?;
+            let reg = settings.registry(&url, a.creds.get())?;
             let list = oci::list_artifact_tags(
                 &reg,
                 &url,
@@ -550,7 +492,7 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
         }
         ArtifactCommand::Digest(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
-            let reg = flags.connect(&url, &a.creds)?;
+            let reg = settings.registry(&url, a.creds.get())?;
             let r = oci::artifact_digest(&reg, &url)?;
             match a.output {
                 Some(o) => render(&r, o)?,
@@ -562,8 +504,10 @@ pub fn run_artifact(args: ArtifactArgs) -> Result<ExitCode> {
 }
 
 /// Runs `timoni registry login|logout`.
-pub fn run_registry(args: RegistryArgs) -> Result<ExitCode> {
-    let path = docker_config_path(env)
+pub fn run_registry(args: RegistryArgs, settings: &Settings) -> Result<ExitCode> {
+    let path = settings
+        .docker_config
+        .clone()
         .context("neither $DOCKER_CONFIG nor $HOME is set: no docker config to write")?;
     match args.command {
         RegistryCommand::Login {
@@ -574,11 +518,10 @@ pub fn run_registry(args: RegistryArgs) -> Result<ExitCode> {
         } => {
             let password = match (password, password_stdin) {
                 (Some(p), false) => p,
-                (None, true) => {
-                    let mut s = String::new();
-                    std::io::stdin().read_to_string(&mut s)?;
-                    s.trim_end_matches(['\r', '\n']).to_string()
-                }
+                (None, true) => settings
+                    .stdin("the password")?
+                    .trim_end_matches(['\r', '\n'])
+                    .to_string(),
                 _ => bail!("registry login needs --password or --password-stdin"),
             };
             oci::login(&path, &registry, &username, &password)?;

@@ -19,8 +19,9 @@ use timoni_core::project::admin::ops::{self, DeleteOptions};
 use timoni_core::project::api::Project;
 use timoni_core::project::source::push_project;
 
-use crate::kube::KubeFlags;
-use crate::oci_cmds::{Creds, OciFlags, Output, annotations, env, render};
+use crate::flags::Creds;
+use crate::oci_cmds::{Output, annotations, render};
+use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -72,8 +73,6 @@ struct Push {
     output: Option<Output>,
     #[command(flatten)]
     creds: Creds,
-    #[command(flatten)]
-    oci: OciFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -119,18 +118,12 @@ struct Bootstrap {
     /// How often the controller checks the tag (spec.interval).
     #[arg(long)]
     interval: Option<String>,
-    #[command(flatten)]
-    oci: OciFlags,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
 #[derive(clap::Args, Debug)]
 struct Named {
     /// The Project name.
     name: String,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -140,8 +133,6 @@ struct Reconcile {
     /// Wait until the controller has handled the request (up to --timeout).
     #[arg(long)]
     wait: bool,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -154,8 +145,6 @@ struct Delete {
     /// Wait until the Project is gone, its instances uninstalled (up to --timeout).
     #[arg(long)]
     wait: bool,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -163,28 +152,26 @@ struct List {
     /// List the Projects of every namespace.
     #[arg(short = 'A', long = "all-namespaces")]
     all_namespaces: bool,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(args: Args, s: &Settings) -> Result<ExitCode> {
     match args.command {
-        Command::Push(a) => push(a),
-        Command::Bootstrap(a) => run_bootstrap(*a),
-        Command::Reconcile(a) => reconcile(a),
-        Command::Suspend(a) => suspend(a, true),
-        Command::Resume(a) => suspend(a, false),
-        Command::Delete(a) => delete(a),
-        Command::List(a) => list(a),
-        Command::Status(a) => status(a),
-        Command::Events(a) => events(a),
+        Command::Push(a) => push(a, s),
+        Command::Bootstrap(a) => run_bootstrap(*a, s),
+        Command::Reconcile(a) => reconcile(a, s),
+        Command::Suspend(a) => suspend(a, true, s),
+        Command::Resume(a) => suspend(a, false, s),
+        Command::Delete(a) => delete(a, s),
+        Command::List(a) => list(a, s),
+        Command::Status(a) => status(a, s),
+        Command::Events(a) => events(a, s),
     }
 }
 
-fn push(a: Push) -> Result<ExitCode> {
+fn push(a: Push, settings: &Settings) -> Result<ExitCode> {
     let url = ArtifactUrl::parse(&a.repository)?;
-    let reg = a.oci.connect(&url, &a.creds)?;
-    let sde = env("SOURCE_DATE_EPOCH");
+    let reg = settings.registry(&url, a.creds.get())?;
+    let sde = &settings.source_date_epoch;
     let (project, pushed) = push_project(
         &reg,
         &a.dir,
@@ -247,11 +234,12 @@ fn confirm_install() -> Result<()> {
     Ok(())
 }
 
-fn run_bootstrap(a: Bootstrap) -> Result<ExitCode> {
+fn run_bootstrap(a: Bootstrap, settings: &Settings) -> Result<ExitCode> {
     let (dir, file) = project_file(&a.project)?;
     let definition = timoni_core::project::definition::load_project(&dir, &file)
         .map_err(|e| anyhow::anyhow!(crate::relative(&e.to_string())))?;
-    let (cluster, namespace) = a.kube.connect()?;
+    let cluster = settings.connect()?;
+    let namespace = settings.namespace.clone();
     let spec = BootstrapSpec {
         project: definition.name.clone(),
         namespace: namespace.clone(),
@@ -276,8 +264,8 @@ fn run_bootstrap(a: Bootstrap) -> Result<ExitCode> {
         let creds = Creds {
             creds: a.repository_creds.clone(),
         };
-        let reg = a.oci.connect(&url, &creds)?;
-        let sde = env("SOURCE_DATE_EPOCH");
+        let reg = settings.registry(&url, creds.get())?;
+        let sde = &settings.source_date_epoch;
         let (_, pushed) = push_project(
             &reg,
             &dir,
@@ -296,13 +284,13 @@ fn run_bootstrap(a: Bootstrap) -> Result<ExitCode> {
         );
     }
 
-    let poll = crate::apply::poll_interval();
+    let poll = settings.poll;
     let state = bootstrap::controller_state(&cluster)?;
     if !state.installed() {
         if !a.yes {
             confirm_install()?;
         }
-        bootstrap::install_crd(&cluster, a.kube.timeout, poll)?;
+        bootstrap::install_crd(&cluster, settings.timeout, poll)?;
         eprintln!(
             "CustomResourceDefinition/{} established",
             bootstrap::CRD_NAME
@@ -315,7 +303,7 @@ fn run_bootstrap(a: Bootstrap) -> Result<ExitCode> {
                 .unwrap_or_else(|| format!("{DEFAULT_CONTROLLER_REPOSITORY}:{version}")),
             version: version.to_string(),
             wait: a.wait,
-            timeout: a.kube.timeout,
+            timeout: settings.timeout,
             poll,
         };
         let mut log = crate::apply::Log::new(false, CONTROLLER_NAME, CONTROLLER_NAMESPACE);
@@ -333,14 +321,15 @@ fn run_bootstrap(a: Bootstrap) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn reconcile(a: Reconcile) -> Result<ExitCode> {
-    let (cluster, ns) = a.kube.connect()?;
+fn reconcile(a: Reconcile, settings: &Settings) -> Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let ns = settings.namespace.clone();
     let at = jiff::Timestamp::now().to_string();
     ops::request_reconcile(&cluster, &ns, &a.name, &at)?;
     eprintln!("requested the reconciliation of project {ns}/{}", a.name);
     if a.wait {
-        let poll = crate::apply::poll_interval();
-        let p = ops::wait_reconciled(&cluster, &ns, &a.name, &at, a.kube.timeout, poll)?;
+        let poll = settings.poll;
+        let p = ops::wait_reconciled(&cluster, &ns, &a.name, &at, settings.timeout, poll)?;
         let (ready, message) = ops::ready(&p);
         if ready != "True" {
             bail!("project {ns}/{} is not ready: {message}", a.name);
@@ -350,21 +339,23 @@ fn reconcile(a: Reconcile) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn suspend(a: Named, suspend: bool) -> Result<ExitCode> {
-    let (cluster, ns) = a.kube.connect()?;
+fn suspend(a: Named, suspend: bool, settings: &Settings) -> Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let ns = settings.namespace.clone();
     ops::set_suspend(&cluster, &ns, &a.name, suspend)?;
     let verb = if suspend { "suspended" } else { "resumed" };
     eprintln!("{verb} project {ns}/{}", a.name);
     Ok(ExitCode::SUCCESS)
 }
 
-fn delete(a: Delete) -> Result<ExitCode> {
-    let (cluster, ns) = a.kube.connect()?;
+fn delete(a: Delete, settings: &Settings) -> Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let ns = settings.namespace.clone();
     let opts = DeleteOptions {
         orphan: a.orphan,
         wait: a.wait,
-        timeout: a.kube.timeout,
-        poll: crate::apply::poll_interval(),
+        timeout: settings.timeout,
+        poll: settings.poll,
     };
     ops::delete_project(&cluster, &ns, &a.name, opts)?;
     let how = if a.wait {
@@ -376,8 +367,9 @@ fn delete(a: Delete) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(a: List) -> Result<ExitCode> {
-    let (cluster, ns) = a.kube.connect()?;
+fn list(a: List, settings: &Settings) -> Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let ns = settings.namespace.clone();
     let scope = if a.all_namespaces { "" } else { ns.as_str() };
     let projects = ops::list_projects(&cluster, scope)?;
     if projects.is_empty() {
@@ -429,8 +421,9 @@ fn created_age(p: &Project, now: jiff::Timestamp) -> String {
         .map_or("-".into(), |t| ops::age(&t.0.to_string(), now))
 }
 
-fn status(a: Named) -> Result<ExitCode> {
-    let (cluster, ns) = a.kube.connect()?;
+fn status(a: Named, settings: &Settings) -> Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let ns = settings.namespace.clone();
     let p = ops::get_project(&cluster, &ns, &a.name)?;
     let st = p.status.clone().unwrap_or_default();
     let source = &p.spec.source;
@@ -487,8 +480,9 @@ fn status(a: Named) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn events(a: Named) -> Result<ExitCode> {
-    let (cluster, ns) = a.kube.connect()?;
+fn events(a: Named, settings: &Settings) -> Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let ns = settings.namespace.clone();
     let events = ops::project_events(&cluster, &ns, &a.name)?;
     if events.is_empty() {
         eprintln!("No events found for project {ns}/{}.", a.name);

@@ -21,8 +21,15 @@ enum Command {
 
 #[derive(clap::Args, Debug)]
 struct BuildArgs {
-    /// Runtime files (.cue, .yaml, .yml, .json, or - for stdin), unified.
-    #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+    /// Runtime files (.cue, .yaml, .yml, .json, or - for stdin), unified; repeatable or
+    /// comma-separated.
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        required = true,
+        value_delimiter = ','
+    )]
     files: Vec<String>,
     /// The clusters to select (case-insensitive, '*' for all).
     #[arg(long = "cluster", default_value = "*")]
@@ -33,22 +40,18 @@ struct BuildArgs {
     /// The directory whose cue.mod runtimes import packages from.
     #[arg(long = "workdir")]
     workdir: Option<PathBuf>,
-    #[command(flatten)]
-    kube: crate::kube::KubeFlags,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, settings: &crate::settings::Settings) -> anyhow::Result<ExitCode> {
     let Command::Build(args) = args.command;
     let req = BundleRequest {
-        runtime_files: crate::bundle::read_files(&args.files)?,
+        runtime_files: settings.source_files(&args.files)?,
         cluster: args.cluster,
         group: args.cluster_group,
         workdir: args.workdir,
         ..BundleRequest::default()
     };
-    let connector = timoni_core::cluster::kube::KubeConnector {
-        base: args.kube.options(),
-    };
+    let connector = settings.connector();
     let clusters = runtime_values(&connector, &req).map_err(|e| {
         anyhow::anyhow!("runtime build failed: {}", crate::relative(&e.to_string()))
     })?;

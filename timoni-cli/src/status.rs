@@ -5,19 +5,18 @@ use std::process::ExitCode;
 
 use timoni_core::cluster::ops::instance_status;
 
-use crate::kube::KubeFlags;
+use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The instance name.
     name: String,
-    #[command(flatten)]
-    kube: KubeFlags,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (cluster, namespace) = args.kube.connect()?;
-    let (rec, objects) = instance_status(&cluster, &args.name, &namespace)?;
+pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let cluster = settings.connect()?;
+    let namespace = &settings.namespace;
+    let (rec, objects) = instance_status(&cluster, &args.name, namespace)?;
     println!("last applied {}", rec.last_transition_time);
     println!("module {}:{}", rec.module.repository, rec.module.version);
     if !rec.module.digest.is_empty() {

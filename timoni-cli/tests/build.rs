@@ -130,17 +130,9 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// The shared corpus's Timoni modules, or `None` (with a loud reason) when it is absent.
 fn corpus_modules() -> Option<Vec<PathBuf>> {
-    let root = match std::env::var_os("CONFORMANCE_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
-    };
-    let dir = root.join("timoni");
+    let dir = common::corpus_path("timoni")?;
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!(
-            "SKIPPED: the conformance corpus is not at {} (set CONFORMANCE_DIR); the Timoni build checks did not run",
-            dir.display()
-        );
-        return None;
+        panic!("{} is not a readable directory", dir.display());
     };
     let mut cases: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -14,6 +14,8 @@
 //! kustomize` up to 1.33 has no `--enable-exec`), except under `TIMONI_REQUIRE_KUSTOMIZE=1` (CI),
 //! where it fails instead.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,15 +43,6 @@ fn kustomize() -> Option<Vec<String>> {
     })
 }
 
-/// Whether the built binary has the `fn` subcommand.
-fn has_fn() -> bool {
-    Command::new(env!("CARGO_BIN_EXE_timoni"))
-        .args(["fn", "--help"])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// Whether `unshare -rn` can cut the network of a command.
 fn can_unshare() -> bool {
     Command::new("unshare")
@@ -69,19 +62,9 @@ fn overlays_render_the_timoni_fn_base() {
         let why = "no `kustomize` with `build --enable-exec` ($TIMONI_KUSTOMIZE or on PATH) and no \
                    `kubectl kustomize --enable-exec` on PATH (Debian 12 has no kustomize package; \
                    kubectl's embedded kustomize has no --enable-exec; `.ci/run` installs one)";
-        if std::env::var("TIMONI_REQUIRE_KUSTOMIZE").is_ok_and(|v| v == "1") {
-            panic!("TIMONI_REQUIRE_KUSTOMIZE=1 but {why}");
-        }
-        eprintln!("SKIPPED kustomize recipe test: {why}");
+        common::skip("KUSTOMIZE", why);
         return;
     };
-    if !has_fn() {
-        eprintln!(
-            "SKIPPED kustomize recipe test: the built timoni has no `fn` subcommand yet \
-             (`timoni fn --help` failed)"
-        );
-        return;
-    }
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_timoni")).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -90,7 +73,7 @@ fn overlays_render_the_timoni_fn_base() {
     );
     let unshare = can_unshare();
     if !unshare {
-        if std::env::var("TIMONI_REQUIRE_KUSTOMIZE").is_ok_and(|v| v == "1") {
+        if common::required("KUSTOMIZE") {
             panic!("TIMONI_REQUIRE_KUSTOMIZE=1 but `unshare -rn` cannot cut the network");
         }
         eprintln!("note: `unshare -rn` is not available: the overlays render with the network");
@@ -126,16 +109,9 @@ fn overlays_render_the_timoni_fn_base() {
 /// What kustomize does for each generator of the base, without kustomize: the function config
 /// goes to `base/timoni-fn` in a `ResourceList` with no items, run in the base directory with
 /// the built `timoni` first on `PATH` (and no network where `unshare -rn` works). The output must
-/// be a `ResourceList` holding the module's objects. Skips only when `timoni fn` does not exist.
+/// be a `ResourceList` holding the module's objects. Needs nothing but the built binary.
 #[test]
 fn base_function_configs_run_through_timoni_fn() {
-    if !has_fn() {
-        eprintln!(
-            "SKIPPED timoni fn recipe test: the built timoni has no `fn` subcommand yet \
-             (`timoni fn --help` failed)"
-        );
-        return;
-    }
     let base = recipe().join("base");
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_timoni")).parent().unwrap();
     let path = format!(

@@ -3,6 +3,8 @@
 //! temporary path is redacted to `[TMP]`). The module `mod init` writes must export the starter's
 //! objects, and vendored CRD schemas must accept sample custom resources.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -252,15 +254,9 @@ ok: widget.#Widget & {
 /// Timoni's own CRD test inputs: the vendored cert-manager schemas accept a Certificate.
 #[test]
 fn cert_manager_schemas_accept_a_certificate() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/timoni-crd/source/cert-manager.crds.yaml");
-    if !src.is_file() {
-        eprintln!(
-            "SKIPPED: {} is absent (the shared conformance corpus is not here)",
-            src.display()
-        );
+    let Some(src) = common::corpus_path("timoni-crd/source/cert-manager.crds.yaml") else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     run(tmp.path(), &["mod", "init", "demo"]);
     let module = tmp.path().join("demo");

@@ -1,6 +1,8 @@
 //! End-to-end tests of `timoni mod vet`, `timoni mod show config`, `timoni version` and
 //! `timoni completion` on the small module in `testdata/timoni/module`, as insta snapshots.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -95,18 +97,9 @@ fn completion_scripts_are_generated_for_every_shell() {
 /// `testdata-module`), read in place.
 #[test]
 fn mod_show_config_of_timonis_test_module_has_what_timonis_test_expects() {
-    let root = match std::env::var_os("CONFORMANCE_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
-    };
-    let module = root.join("timoni/testdata-module/module");
-    if !module.is_dir() {
-        eprintln!(
-            "SKIPPED: {} is absent (set CONFORMANCE_DIR); the mod show config check did not run",
-            module.display()
-        );
+    let Some(module) = common::corpus_path("timoni/testdata-module/module") else {
         return;
-    }
+    };
     let out = Command::new(env!("CARGO_BIN_EXE_timoni"))
         .args(["mod", "show", "config"])
         .arg(&module)

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+mod common;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
 
@@ -47,19 +48,7 @@ fn ok(out: Output) -> String {
 }
 
 fn starter() -> Option<PathBuf> {
-    let root = std::env::var_os("CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"));
-    let dir = root.join("timoni/starter/module");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: no starter module at {} (set $CONFORMANCE_DIR)",
-            dir.display()
-        );
-        None
-    }
+    common::corpus_path("timoni/starter/module")
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {

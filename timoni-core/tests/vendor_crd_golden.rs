@@ -1,6 +1,6 @@
 //! `timoni mod vendor crd` against Timoni's own goldens (`../shared/conformance/timoni-crd`),
 //! read in place: the generated schemas must be the golden ones. Skips loudly when the corpus is
-//! absent.
+//! absent, unless `TIMONI_REQUIRE_CORPUS=1`.
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +15,14 @@ fn corpus() -> Option<PathBuf> {
     if dir.join("source").is_dir() && dir.join("golden").is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "SKIPPED: the timoni-crd corpus is absent ({} has no source/ and golden/); set CONFORMANCE_DIR",
+        let why = format!(
+            "the timoni-crd corpus is absent ({} has no source/ and golden/); set CONFORMANCE_DIR",
             dir.display()
         );
+        if std::env::var("TIMONI_REQUIRE_CORPUS").is_ok_and(|v| v == "1") {
+            panic!("TIMONI_REQUIRE_CORPUS=1 but {why}");
+        }
+        eprintln!("SKIPPED: {why}");
         None
     }
 }

@@ -1,8 +1,12 @@
 //! The harness the CLI snapshot tests share: run the real `timoni` binary in a directory, with
-//! optional stdin and environment, and render the command, exit code and output as one text.
+//! optional stdin and environment, and render the command, exit code and output as one text;
+//! find the shared conformance corpus; and skip a test that lacks a component only while the
+//! component's `TIMONI_REQUIRE_*` variable is unset (`.ci/run` sets each one it can satisfy).
+
+#![allow(dead_code)]
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Runs `timoni ARGS` in `dir` (without the variables in `unset`, with those in `env`) and renders
@@ -52,4 +56,44 @@ pub fn run_timoni(
         String::from_utf8_lossy(&out.stdout),
         stderr,
     )
+}
+
+/// Whether `TIMONI_REQUIRE_<component>=1`: a missing component is then a failure, not a skip.
+pub fn required(component: &str) -> bool {
+    std::env::var(format!("TIMONI_REQUIRE_{component}")).is_ok_and(|v| v == "1")
+}
+
+/// Reports that a test cannot run for want of `component` (`CORPUS`, `KPT`, `KUSTOMIZE`, ...):
+/// a loud `SKIPPED` line, or a panic when `TIMONI_REQUIRE_<component>=1`.
+pub fn skip(component: &str, why: &str) {
+    if required(component) {
+        panic!("TIMONI_REQUIRE_{component}=1 but {why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_{component}=1 to fail instead): {why}\n");
+}
+
+/// The shared conformance corpus: `$CONFORMANCE_DIR`, else `../shared/conformance` beside the
+/// repository.
+pub fn corpus() -> PathBuf {
+    match std::env::var_os("CONFORMANCE_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
+    }
+}
+
+/// `corpus()/rel` when it exists; else skips (see [`skip`]) and returns `None`.
+pub fn corpus_path(rel: &str) -> Option<PathBuf> {
+    let p = corpus().join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        skip(
+            "CORPUS",
+            &format!(
+                "{} is absent (the shared conformance corpus; set CONFORMANCE_DIR)",
+                p.display()
+            ),
+        );
+        None
+    }
 }

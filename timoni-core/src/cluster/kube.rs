@@ -145,18 +145,29 @@ pub fn load_kubeconfig(opts: &KubeOptions) -> Result<(Kubeconfig, String), Clust
     Ok((kc, context))
 }
 
+/// The namespace of the kubeconfig context the options select, if it sets one: the namespace
+/// Timoni defaults `-n` to, read without connecting. `None` when there is no kubeconfig, no
+/// such context, or the context has no namespace.
+pub fn context_namespace(opts: &KubeOptions) -> Option<String> {
+    let (kc, context) = load_kubeconfig(opts).ok()?;
+    context_namespace_in(&kc, &context)
+}
+
+fn context_namespace_in(kc: &Kubeconfig, context: &str) -> Option<String> {
+    kc.contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+        .and_then(|c| c.namespace.clone())
+        .filter(|n| !n.is_empty())
+}
+
 impl KubeCluster {
     /// Connects (lazily: no request is made yet) with the options' kubeconfig and context.
     pub fn connect(opts: &KubeOptions) -> Result<KubeCluster, ClusterError> {
         let (kc, context) = load_kubeconfig(opts)?;
-        let default_namespace = kc
-            .contexts
-            .iter()
-            .find(|c| c.name == context)
-            .and_then(|c| c.context.as_ref())
-            .and_then(|c| c.namespace.clone())
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| "default".to_string());
+        let default_namespace =
+            context_namespace_in(&kc, &context).unwrap_or_else(|| "default".to_string());
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

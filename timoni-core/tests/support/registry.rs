@@ -2,7 +2,8 @@
 //! `docker-registry` (CNCF distribution) started on a free loopback port with filesystem storage
 //! in a temporary directory, optionally with basic auth (an htpasswd file written with
 //! `htpasswd` from `apache2-utils`), and killed when dropped. Without the tools, [`start`]
-//! returns `None` after a loud `SKIPPED` message; `.ci/run` installs both packages.
+//! returns `None` after a loud `SKIPPED` message, or fails the test under
+//! `TIMONI_REQUIRE_REGISTRY=1`; `.ci/run` installs both packages and sets it.
 //!
 //! Included by path (`#[path = …] mod registry;`) so that both crates' tests use one copy; it
 //! depends on `std` and `tempfile` only.
@@ -45,14 +46,22 @@ impl TestRegistry {
     }
 }
 
+/// Skips a registry test for `why`, loudly, unless `TIMONI_REQUIRE_REGISTRY=1` makes it a failure.
+fn skip(why: &str) -> Option<TestRegistry> {
+    if std::env::var("TIMONI_REQUIRE_REGISTRY").is_ok_and(|v| v == "1") {
+        panic!("TIMONI_REQUIRE_REGISTRY=1 but {why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_REGISTRY=1 to fail instead): {why}\n");
+    None
+}
+
 /// Starts a registry, with basic auth for `user` (name, password) when given.
 pub fn start(user: Option<(&str, &str)>) -> Option<TestRegistry> {
     if !Path::new(REGISTRY_BIN).exists() {
-        eprintln!(
-            "SKIPPED: {REGISTRY_BIN} is missing; install the Debian package docker-registry \
+        return skip(&format!(
+            "{REGISTRY_BIN} is missing; install the Debian package docker-registry \
              (apt-get install -y docker-registry) to run the registry tests"
-        );
-        return None;
+        ));
     }
     let dir = tempfile::tempdir().unwrap();
     let port = TcpListener::bind("127.0.0.1:0")
@@ -69,11 +78,10 @@ pub fn start(user: Option<(&str, &str)>) -> Option<TestRegistry> {
         let line = match Command::new("htpasswd").args(["-Bbn", u, p]).output() {
             Ok(o) if o.status.success() => o.stdout,
             _ => {
-                eprintln!(
-                    "SKIPPED: htpasswd is missing; install apache2-utils to run the basic-auth \
-                     registry tests"
+                return skip(
+                    "htpasswd is missing; install apache2-utils to run the basic-auth registry \
+                     tests",
                 );
-                return None;
             }
         };
         let path = dir.path().join("htpasswd");
