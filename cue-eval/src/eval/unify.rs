@@ -468,6 +468,19 @@ impl Runtime {
         if shareable {
             self.shares.insert(v, w);
         }
+        // Whether CUE would share `w` here, definitions included: then the fields of `v` are
+        // those of `w` as `w`'s own evaluation placed them, and the reference does not move
+        // the literals they come from (field order, see `toposort.rs`).
+        let cue_shared = st.seen.is_empty()
+            && self.v(v).conjuncts.len() == 1
+            && self.v(v).arcs.is_empty()
+            && !self.v(v).is_disjunct
+            && self.v(v).choices.is_none()
+            && !self.v(v).label.is_let()
+            && !self.inside_inline(w)
+            && !(self.group_closed(c.ci.group) && !self.path_has_def(w))
+            && matches!((&self.v(v).conjuncts[0].x, &c.x),
+                (CExpr::Expr(a), CExpr::Expr(b)) if a == b);
         if SHARING && shareable {
             self.evaluate(w);
             if self.v(w).status == Status::Evaluated {
@@ -576,8 +589,12 @@ impl Runtime {
                 cyclic: c.ci.cyclic,
                 maybe_cyclic: c.ci.maybe_cyclic,
                 in_def: wc.ci.in_def,
-                ref_span,
-                hops: c.ci.hops.saturating_add(1),
+                ref_span: if cue_shared { wc.ci.ref_span } else { ref_span },
+                hops: if cue_shared {
+                    wc.ci.hops
+                } else {
+                    c.ci.hops.saturating_add(1)
+                },
             };
             self.add_conjunct(
                 v,
