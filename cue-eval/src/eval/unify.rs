@@ -478,7 +478,7 @@ impl Runtime {
             && self.v(v).choices.is_none()
             && !self.v(v).label.is_let()
             && !self.inside_inline(w)
-            && !(self.group_closed(c.ci.group) && !self.path_has_def(w))
+            && (!self.group_closed(c.ci.group) || self.path_has_def(w))
             && matches!((&self.v(v).conjuncts[0].x, &c.x),
                 (CExpr::Expr(a), CExpr::Expr(b)) if a == b);
         if SHARING && shareable {
