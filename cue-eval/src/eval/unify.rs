@@ -20,11 +20,14 @@ const SHARING: bool = false;
 /// Work collected while one vertex is evaluated.
 #[derive(Default)]
 pub(crate) struct NodeState {
-    /// While set, references among the node's own conjuncts wait in `later_refs`: CUE adds a
-    /// node's struct literals at once and resolves references as later tasks, which decides
-    /// the order of arcs (and so of iteration).
+    /// While set, references wait in `later_refs`: CUE adds a node's struct literals at once
+    /// and resolves references as later tasks, in the order they were scheduled, also among
+    /// the conjuncts a resolved reference brings in. This decides the order of arcs (and so of
+    /// iteration) and of the literals that order the fields.
     defer_refs: bool,
     later_refs: Vec<Conjunct>,
+    /// Set while `later_refs` is being worked off.
+    draining: bool,
     /// Referenced vertices already inserted (a vertex is never inserted twice into one node),
     /// with the group created for a definition's conjuncts.
     seen: Vec<(VId, Option<u32>)>,
@@ -117,9 +120,7 @@ impl Runtime {
             self.add_conjunct(v, &mut st, c);
         }
         st.defer_refs = false;
-        for c in std::mem::take(&mut st.later_refs) {
-            self.add_conjunct(v, &mut st, c);
-        }
+        self.drain_later_refs(v, &mut st);
         while !st.chosen.is_empty() {
             for c in std::mem::take(&mut st.chosen) {
                 self.add_conjunct(v, &mut st, c);
@@ -562,6 +563,7 @@ impl Runtime {
         // still does.
         let inline = def_group.is_none() && self.inside_inline(w);
         let mut inline_group = None;
+        let deferring = std::mem::replace(&mut st.defer_refs, true);
         for wc in conjs {
             // A conjunct that carries no closedness of its own belongs, at its new place, to the
             // group of the reference (so what a definition embeds through it is allowed there).
@@ -607,6 +609,25 @@ impl Runtime {
                 },
             );
         }
+        st.defer_refs = deferring;
+        if !deferring {
+            self.drain_later_refs(v, st);
+        }
+    }
+
+    /// Resolves the deferred references in the order they were met, and those they bring in
+    /// after them, unless an enclosing call is doing so already.
+    fn drain_later_refs(&mut self, v: VId, st: &mut NodeState) {
+        if st.draining {
+            return;
+        }
+        st.draining = true;
+        while !st.later_refs.is_empty() {
+            for c in std::mem::take(&mut st.later_refs) {
+                self.add_conjunct(v, st, c);
+            }
+        }
+        st.draining = false;
     }
 
     /// `v` and then its ancestors, innermost first.
