@@ -273,6 +273,9 @@ pub struct ArcSlots {
     /// Labels reserved and not yet created, with their sequence numbers.
     pub reserved: Vec<(Label, u32)>,
     pub next: u32,
+    /// Struct literals a comprehension declares as the value of a reserved field, whose own
+    /// fields get places in that field once it is created (CUE creates them with the field).
+    pub nested: Vec<(Label, StructId, u32)>,
 }
 
 impl ArcSlots {
@@ -539,6 +542,19 @@ impl Runtime {
         if let Some(m) = &mut vx.arc_map {
             m.entry(l).or_insert(a);
         }
+        let nested: Vec<(StructId, u32)> = match &mut self.vm(v).slots {
+            Some(s) if s.nested.iter().any(|n| n.0 == l) => {
+                let (mine, rest) = std::mem::take(&mut s.nested)
+                    .into_iter()
+                    .partition(|n| n.0 == l);
+                s.nested = rest;
+                mine.into_iter().map(|(_, sid, d)| (sid, d)).collect()
+            }
+            _ => Vec::new(),
+        };
+        for (sid, depth) in nested {
+            self.reserve_yielded(a, sid, depth);
+        }
     }
 
     /// Keeps a place among `v`'s arcs for a field that a comprehension will add.
@@ -553,6 +569,7 @@ impl Runtime {
                 seqs: (0..n).collect(),
                 reserved: Vec::new(),
                 next: n,
+                nested: Vec::new(),
             })
         });
         s.resync(n as usize);

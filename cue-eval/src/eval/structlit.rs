@@ -252,7 +252,7 @@ impl Runtime {
     /// Reserves places among `v`'s arcs for the fields a comprehension's body declares, as CUE
     /// creates them when it schedules the comprehension: fields of the body, of struct literals
     /// it embeds and of the bodies of comprehensions nested in it.
-    fn reserve_yielded(&mut self, v: VId, body: StructId, depth: u32) {
+    pub(super) fn reserve_yielded(&mut self, v: VId, body: StructId, depth: u32) {
         if depth > 16 {
             return;
         }
@@ -263,12 +263,19 @@ impl Runtime {
                     self.reserve_arc(v, *label);
                     // CUE also reaches into a field that exists already and has not been
                     // evaluated: `if c {objects: x: 1}` places `x` among `objects`' arcs.
+                    // A field only reserved so far gets those places when it is created.
                     if let ir::Expr::Struct(sid) = self.prog.expr(*value) {
                         let sid = *sid;
-                        if let Some(a) = self.arc(v, *label)
-                            && self.v(a).status == Status::Unprocessed
-                        {
-                            self.reserve_yielded(a, sid, depth + 1);
+                        match self.arc(v, *label) {
+                            Some(a) if self.v(a).status == Status::Unprocessed => {
+                                self.reserve_yielded(a, sid, depth + 1);
+                            }
+                            Some(_) => {}
+                            None => {
+                                if let Some(s) = &mut self.vm(v).slots {
+                                    s.nested.push((*label, sid, depth + 1));
+                                }
+                            }
                         }
                     }
                 }
