@@ -482,9 +482,13 @@ impl Runtime {
             && (!self.group_closed(c.ci.group) || self.path_has_def(w))
             && matches!((&self.v(v).conjuncts[0].x, &c.x),
                 (CExpr::Expr(a), CExpr::Expr(b)) if a == b);
-        if SHARING && shareable {
+        // A finished vertex is shared whatever the sharing switch says: nothing can change it
+        // any more, so this node is that vertex (as CUE shares it), also when the reference is
+        // the only embedding of the node's only literal (`[for x in xs {x}]`).
+        let finished = self.v(w).status == Status::Finalized && !self.inside_inline(w);
+        if (SHARING && shareable) || (finished && (shareable || self.only_embeds(v, st, w, c))) {
             self.evaluate(w);
-            if self.v(w).status == Status::Evaluated {
+            if matches!(self.v(w).status, Status::Evaluated | Status::Finalized) {
                 self.vm(v).forward = Some(w);
                 return;
             }
@@ -613,6 +617,27 @@ impl Runtime {
         if !deferring {
             self.drain_later_refs(v, st);
         }
+    }
+
+    /// Whether `c`, a reference to `w`, is the only embedding of the only literal of `v` and
+    /// nothing else stops `v` from being `w` (see the structure sharing in `add_ref`).
+    fn only_embeds(&self, v: VId, st: &NodeState, w: VId, c: &Conjunct) -> bool {
+        let vx = self.v(v);
+        let CExpr::Expr(e) = c.x else { return false };
+        let [first] = vx.conjuncts.as_slice() else {
+            return false;
+        };
+        let CExpr::Struct(sid) = first.x else {
+            return false;
+        };
+        matches!(self.prog.structs[sid as usize].decls.as_slice(), [ir::Decl::Embed(x, _)] if *x == e)
+            && st.seen.is_empty()
+            && vx.arcs.is_empty()
+            && !vx.is_disjunct
+            && vx.choices.is_none()
+            && !self.v(w).anonymous
+            && !self.group_closed(c.ci.group)
+            && !self.path_has_def(w)
     }
 
     /// Resolves the deferred references in the order they were met, and those they bring in
