@@ -7,14 +7,6 @@ use std::sync::Arc;
 
 use timoni_core::oci::cloud::{Endpoints, Identity, Provider, WorkloadIdentity};
 
-/// Parses `--provider`: `None` for `generic`.
-pub fn parse(s: &str) -> Result<Option<Provider>, String> {
-    match s {
-        "generic" => Ok(None),
-        _ => Provider::parse(s).map(Some).map_err(|e| e.to_string()),
-    }
-}
-
 /// The endpoint overrides the CLI reads from the environment (`TIMONI_AWS_STS_ENDPOINT`, …),
 /// for sovereign clouds and tests.
 fn endpoints(env: impl Fn(&str) -> Option<String>) -> Endpoints {
@@ -31,12 +23,13 @@ fn endpoints(env: impl Fn(&str) -> Option<String>) -> Endpoints {
     }
 }
 
-/// The workload identity of `--provider` (none for `generic`).
+/// The workload identity of `--provider` (none for `generic`; clap admits only the four
+/// names).
 pub fn workload_identity(
-    provider: Option<Provider>,
+    provider: &str,
     env: impl Fn(&str) -> Option<String> + Copy,
 ) -> Option<Arc<WorkloadIdentity>> {
-    let provider = provider?;
+    let provider = Provider::parse(provider).ok()?;
     Some(Arc::new(WorkloadIdentity {
         provider: Some(provider),
         endpoints: endpoints(env),

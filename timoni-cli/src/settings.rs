@@ -91,7 +91,7 @@ impl Settings {
             timeout: flags.timeout,
             kube,
             registry_insecure: flags.registry_insecure,
-            workload_identity: crate::registry_provider::workload_identity(flags.provider, env),
+            workload_identity: crate::registry_provider::workload_identity(&flags.provider, env),
             cache_dir: flags.cache_dir.clone(),
             docker_config: docker_config_path(env),
             source_date_epoch: env("SOURCE_DATE_EPOCH"),
