@@ -96,13 +96,19 @@ fn federation(
         .request(reqwest::Method::POST, &url)
         .bearer_auth(&federated.0)
         .json(&serde_json::json!({ "scope": [SCOPE] }));
-    let v = http.send(step, request)?.json(P, step).map_err(|e| {
-        fail(
+    let answer = http.send(step, request)?;
+    if !(200..300).contains(&answer.status) {
+        return Err(fail(
             P,
             step,
-            format!("impersonating {account}: {}", e.to_string()),
-        )
-    })?;
+            format!(
+                "impersonating {account}: HTTP {}: {}",
+                answer.status,
+                super::http::snippet(&answer.body)
+            ),
+        ));
+    }
+    let v = answer.json(P, step)?;
     let token = v["accessToken"]
         .as_str()
         .filter(|t| !t.is_empty())
