@@ -36,6 +36,11 @@ pub struct GlobalFlags {
     /// Allow connecting to a container registry without TLS or with a self-signed certificate.
     #[arg(long, global = true)]
     pub registry_insecure: bool,
+    /// The registry provider: `generic` (--creds, else the docker config), or `aws`, `gcp`,
+    /// `azure` to log in to the registry with the machine's cloud identity.
+    #[arg(long, global = true, default_value = "generic",
+          value_parser = ["generic", "aws", "gcp", "azure"])]
+    pub provider: String,
     /// Add timestamps to the logs.
     #[arg(long, global = true, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1,
           require_equals = true, default_value = "true", default_missing_value = "true",

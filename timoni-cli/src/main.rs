@@ -17,6 +17,7 @@ mod list;
 mod module;
 mod oci_cmds;
 mod project;
+mod registry_provider;
 mod runtime;
 mod settings;
 mod status;

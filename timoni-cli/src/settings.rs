@@ -31,6 +31,8 @@ pub struct Settings {
     pub kube: KubeOptions,
     /// `--registry-insecure`.
     pub registry_insecure: bool,
+    /// `--provider`: cloud registry logins with the machine's identity.
+    pub workload_identity: Option<std::sync::Arc<timoni_core::oci::cloud::WorkloadIdentity>>,
     /// The OCI layer cache (`--cache-dir`, `TIMONI_CACHING`, `TIMONI_CACHE_DIR`, `$HOME`).
     cache_dir: Option<PathBuf>,
     /// The docker config holding registry credentials (`DOCKER_CONFIG`, `$HOME`).
@@ -89,6 +91,7 @@ impl Settings {
             timeout: flags.timeout,
             kube,
             registry_insecure: flags.registry_insecure,
+            workload_identity: crate::registry_provider::workload_identity(&flags.provider, env),
             cache_dir: flags.cache_dir.clone(),
             docker_config: docker_config_path(env),
             source_date_epoch: env("SOURCE_DATE_EPOCH"),
@@ -121,6 +124,7 @@ impl Settings {
             creds: creds.map(str::to_string),
             docker_config: self.docker_config.clone(),
             insecure: self.registry_insecure,
+            workload_identity: self.workload_identity.clone(),
         }
     }
 

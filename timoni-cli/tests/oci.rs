@@ -238,6 +238,82 @@ fn credentials_come_from_creds_login_or_a_docker_credential_helper() {
     .unwrap();
     let listed = timoni_with_path(&home, &["mod", "list", &url, "-o", "json"], Some(&bin));
     assert!(ok(listed).contains("\"version\": \"1.0.0\""));
+
+    // The same helper as the default store (credsStore).
+    std::fs::write(home.join(".docker/config.json"), r#"{"credsStore":"fake"}"#).unwrap();
+    let listed = timoni_with_path(&home, &["mod", "list", &url, "-o", "json"], Some(&bin));
+    assert!(ok(listed).contains("\"version\": \"1.0.0\""));
+}
+
+/// Starts `moto_server` (the AWS emulator from PyPI) on a free port; `None` after a loud
+/// message when it is missing, unless `TIMONI_REQUIRE_MOTO=1`.
+fn moto() -> Option<(std::process::Child, u16)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("moto_server")
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(child) = child else {
+        let why = "moto_server is missing; install it with `pip install 'moto[server]'`";
+        if std::env::var("TIMONI_REQUIRE_MOTO").is_ok_and(|v| v == "1") {
+            panic!("TIMONI_REQUIRE_MOTO=1 but {why}");
+        }
+        eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_MOTO=1 to fail instead): {why}\n");
+        return None;
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "moto_server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some((child, port))
+}
+
+#[test]
+fn provider_aws_logs_in_to_ecr_with_the_ambient_web_identity() {
+    let Some((mut moto, port)) = moto() else {
+        return;
+    };
+    let password = "123456789012-auth-token";
+    let Some(reg) = registry::start(Some(("AWS", password))) else {
+        let _ = moto.kill();
+        return;
+    };
+    let home = reg.dir.path().join("home");
+    let url = format!("oci://127.0.0.1:{}/private", reg.port);
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../timoni-core/testdata/oci/module");
+    let token = reg.dir.path().join("web-identity-token");
+    std::fs::write(&token, "eyJhbGciOiJub25lIn0.e30.").unwrap();
+    let moto_url = format!("http://127.0.0.1:{port}/");
+    let run = |provider: &str| {
+        Command::new(env!("CARGO_BIN_EXE_timoni"))
+            .args(["mod", "push", module.to_str().unwrap(), &url, "-v", "1.0.0"])
+            .args(["--provider", provider])
+            .env("HOME", &home)
+            .env_remove("DOCKER_CONFIG")
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .env("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/ci")
+            .env("AWS_WEB_IDENTITY_TOKEN_FILE", &token)
+            .env("AWS_REGION", "us-east-1")
+            .env("TIMONI_AWS_STS_ENDPOINT", &moto_url)
+            .env("TIMONI_AWS_ECR_ENDPOINT", &moto_url)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let denied = run("generic");
+    assert!(!denied.status.success());
+    ok(run("aws"));
+    let _ = moto.kill();
+    let _ = moto.wait();
 }
 
 /// Copies `src` into `dst` (files and directories only).

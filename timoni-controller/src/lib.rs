@@ -10,6 +10,7 @@ pub mod events;
 pub mod metrics;
 pub mod pull_secrets;
 pub mod reconciler;
+pub mod workload_identity;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -55,6 +56,9 @@ pub struct Settings {
     pub poll: Duration,
     /// Plain HTTP to every registry (loopback registries always use it).
     pub registry_insecure: bool,
+    /// Registry logins through cloud workload identity when a service account has no pull
+    /// secret for a registry.
+    pub cloud: workload_identity::CloudSettings,
     /// Called with the bound metrics address once the server listens (tests bind port 0).
     pub on_metrics_bound: Option<Arc<dyn Fn(SocketAddr) + Send + Sync>>,
 }
@@ -68,6 +72,7 @@ impl Settings {
             leader_election: None,
             poll: Duration::from_secs(2),
             registry_insecure: false,
+            cloud: Default::default(),
             on_metrics_bound: None,
         }
     }
@@ -146,18 +151,21 @@ pub async fn run(
         leader = Some((rx, task));
     }
 
-    let ctx = Arc::new(Context::new(
-        client.clone(),
-        settings.config.clone(),
-        settings.cache_dir.clone(),
-        metrics.clone(),
-        settings.poll,
-        settings.registry_insecure,
-        settings
-            .leader_election
-            .as_ref()
-            .map(|l| l.identity.clone()),
-    ));
+    let ctx = Arc::new(
+        Context::new(
+            client.clone(),
+            settings.config.clone(),
+            settings.cache_dir.clone(),
+            metrics.clone(),
+            settings.poll,
+            settings.registry_insecure,
+            settings
+                .leader_election
+                .as_ref()
+                .map(|l| l.identity.clone()),
+        )
+        .with_cloud(settings.cloud.clone()),
+    );
     let projects: Api<Project> = Api::all(client);
     let (reader, writer) = reflector::store();
     let stream = watcher(projects, watcher::Config::default().any_semantic())

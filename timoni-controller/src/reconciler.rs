@@ -3,7 +3,9 @@
 //! with the Project's exponential backoff, the status is written with server-side apply on the
 //! status subresource (field manager `timoni-controller`) and progress goes out as Events.
 //!
-//! One apply: read the service account's pull secrets, resolve the watched tag, and stop there
+//! One apply: read the service account's pull secrets (registries they do not cover are logged
+//! in to with the service account's cloud workload identity, see [`crate::workload_identity`]),
+//! resolve the watched tag, and stop there
 //! (no write at all) when that digest is already applied, nothing was asked and the instances
 //! are still there; else pull the artifact, load `project.cue`, and run the blocking
 //! `timoni_core::project::reconcile::reconcile_project` on the blocking pool, impersonating the
@@ -23,6 +25,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use timoni_core::cluster::inventory;
 use timoni_core::cluster::kube::{ConfigConnector, impersonate_service_account};
+use timoni_core::oci::cloud::TokenCache;
 use timoni_core::oci::{self, ArtifactUrl, Cache, ConnectOptions, Fetcher};
 use timoni_core::project::api::{
     self, API_VERSION, ComponentStatus, InstanceRef, Project, ProjectStatus,
@@ -35,6 +38,7 @@ use timoni_core::project::source::{fetch_project, resolve_tag};
 
 use crate::conditions::{self, reason};
 use crate::metrics::Metrics;
+use crate::workload_identity::{self, CloudSettings};
 use crate::{events, pull_secrets};
 
 /// The field manager of the status and the reporting controller of Events.
@@ -53,6 +57,10 @@ pub struct Context {
     pub poll: Duration,
     /// Plain HTTP to every registry (loopback registries always use it).
     pub registry_insecure: bool,
+    /// Workload identity settings for registries without pull secrets.
+    pub cloud: CloudSettings,
+    /// Cloud registry logins, shared by every reconcile.
+    pub tokens: TokenCache,
     /// Consecutive failures per `namespace/name`, for the backoff.
     failures: Mutex<HashMap<String, u32>>,
 }
@@ -79,8 +87,16 @@ impl Context {
             metrics,
             poll,
             registry_insecure,
+            cloud: CloudSettings::default(),
+            tokens: TokenCache::default(),
             failures: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// With these workload identity settings.
+    pub fn with_cloud(mut self, cloud: CloudSettings) -> Context {
+        self.cloud = cloud;
+        self
     }
 
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
@@ -286,10 +302,26 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
             return finish(project, ctx, &previous, run, requested).await;
         }
     };
+    let identity = match workload_identity::for_service_account(
+        &ctx.client,
+        &project.namespace().unwrap_or_default(),
+        &project.spec.service_account_name,
+        &ctx.cloud,
+        &ctx.tokens,
+    )
+    .await
+    {
+        Ok(i) => i,
+        Err(e) => {
+            let run = Run::failed(reason::PULL_SECRETS_FAILED, e);
+            return finish(project, ctx, &previous, run, requested).await;
+        }
+    };
     let connect = ConnectOptions {
         creds: None,
         docker_config: docker.as_ref().map(|d| d.path()),
         insecure: ctx.registry_insecure,
+        workload_identity: Some(Arc::new(identity)),
     };
 
     // Resolve the tag.

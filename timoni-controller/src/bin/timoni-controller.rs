@@ -36,6 +36,8 @@ struct Args {
     /// Use plain HTTP for every registry.
     #[arg(long)]
     registry_insecure: bool,
+    #[command(flatten)]
+    cloud: timoni_controller::workload_identity::CloudArgs,
 }
 
 async fn config(args: &Args) -> anyhow::Result<kube::Config> {
@@ -91,6 +93,7 @@ async fn main() -> std::process::ExitCode {
         let mut settings = Settings::new(config, args.cache_dir.clone());
         settings.metrics_addr = Some(args.metrics_addr);
         settings.registry_insecure = args.registry_insecure;
+        settings.cloud = args.cloud.settings(|k| std::env::var(k).ok());
         if args.leader_elect {
             let namespace = args
                 .leader_elect_namespace

@@ -11,10 +11,13 @@
 //! the cache and extracts them into a directory. [`Fetcher`] (behind the [`ModuleFetch`] seam)
 //! does so for a URL's registry, or from the cache alone when network access is off. Images can
 //! also be written to and read from local OCI layouts and archives ([`write_image`]).
+//! Registries of AWS, Google Cloud and Azure can also be logged in to with workload identity
+//! ([`cloud`]).
 
 mod auth;
 mod build;
 mod cache;
+pub mod cloud;
 mod error;
 mod extract;
 mod images;

@@ -58,15 +58,14 @@ pub struct ConnectOptions {
     pub docker_config: Option<PathBuf>,
     /// `--registry-insecure`.
     pub insecure: bool,
+    /// Cloud logins for registries the credentials above do not cover (or for every registry
+    /// when it forces a provider, as `--provider` does).
+    pub workload_identity: Option<std::sync::Arc<super::cloud::WorkloadIdentity>>,
 }
 
 /// A client for the registry of `url`, with the credentials [`ConnectOptions`] give for its host.
 pub fn connect(url: &ArtifactUrl, options: &ConnectOptions) -> Result<OciClientRegistry> {
-    let credentials = resolve_credentials(
-        options.creds.as_deref(),
-        &url.registry,
-        options.docker_config.as_deref(),
-    )?;
+    let credentials = connect_credentials(url, options)?;
     OciClientRegistry::new(
         url,
         &RegistryOptions {
@@ -74,6 +73,26 @@ pub fn connect(url: &ArtifactUrl, options: &ConnectOptions) -> Result<OciClientR
             credentials,
         },
     )
+}
+
+/// `--creds`, else a forced provider, else the docker config, else the cloud of the host.
+fn connect_credentials(url: &ArtifactUrl, options: &ConnectOptions) -> Result<Credentials> {
+    let creds = options.creds.as_deref().filter(|c| !c.is_empty());
+    let wi = options.workload_identity.as_deref();
+    if creds.is_none()
+        && let Some(wi) = wi.filter(|w| w.provider.is_some())
+        && let Some(c) = wi.credentials(&url.registry)?
+    {
+        return Ok(c);
+    }
+    let credentials = resolve_credentials(creds, &url.registry, options.docker_config.as_deref())?;
+    if credentials == Credentials::Anonymous
+        && let Some(wi) = wi
+        && let Some(c) = wi.credentials(&url.registry)?
+    {
+        return Ok(c);
+    }
+    Ok(credentials)
 }
 
 /// [`Registry`] over `oci-client`.
