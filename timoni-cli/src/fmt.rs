@@ -1,6 +1,6 @@
 //! `timoni fmt [PATH...] [-d/--diff]`: formats CUE files as `cue fmt` does. `-` reads stdin and
-//! writes the formatted text to stdout. With `--diff`, prints unified diffs and fails if any file
-//! is not formatted, which makes it a CI check.
+//! writes the formatted text to stdout. With `--diff`, prints unified diffs and fails with
+//! `formatting differences found` if any file is not formatted, which makes it a CI check.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -29,7 +29,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mode = if args.diff { Mode::Diff } else { Mode::Write };
     let reports = format_paths(&paths, mode)?;
-    Ok(render(&reports))
+    render(&reports)
 }
 
 fn stdin() -> anyhow::Result<ExitCode> {
@@ -46,26 +46,32 @@ fn stdin() -> anyhow::Result<ExitCode> {
     }
 }
 
-fn render(reports: &[FileReport]) -> ExitCode {
-    let mut failed = false;
+/// Prints each diff (followed by an empty line, as Timoni) and each file's parse errors; then
+/// fails as Timoni does: with the count of files that do not parse, else, with `--diff`, because
+/// some file is not formatted.
+fn render(reports: &[FileReport]) -> anyhow::Result<ExitCode> {
+    let mut invalid = 0;
+    let mut differs = false;
     for r in reports {
         match &r.outcome {
             Outcome::Unchanged | Outcome::Formatted => {}
             Outcome::Differs(diff) => {
-                failed = true;
-                print!("{diff}");
+                differs = true;
+                println!("{diff}");
             }
             Outcome::Invalid(file, errors) => {
-                failed = true;
+                invalid += 1;
                 report_parse_errors(file, errors);
             }
         }
     }
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    if invalid > 0 {
+        anyhow::bail!("formatting failed for {invalid} file(s)");
     }
+    if differs {
+        anyhow::bail!("formatting differences found");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn report_parse_errors(file: &cue_eval::source::SourceFile, errors: &[cue_eval::ParseError]) {

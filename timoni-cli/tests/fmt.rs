@@ -84,3 +84,37 @@ fn a_missing_path_is_one_clear_error() {
     let out = run(dir.path(), &["fmt", "nope.cue"], None);
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn trailing_ellipsis_names_the_directory_and_other_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/a.cue"), "a: 1\nbcd:    2\n").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+    let mut all = String::new();
+    for args in [
+        &["fmt", "--diff", "./..."][..],
+        &["fmt", "--diff", "sub/..."],
+        &["fmt", "--diff", "sub..."],
+        &["fmt", "notes.txt"],
+    ] {
+        all.push_str(&format!("$ timoni {}\n", args.join(" ")));
+        all.push_str(&run(dir.path(), args, None));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn files_that_do_not_parse_are_counted_and_the_others_formatted() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.cue"), "a: 1\nbcd:    2\n").unwrap();
+    std::fs::write(dir.path().join("bad.cue"), "a: {\n").unwrap();
+    let out = run(dir.path(), &["fmt"], None);
+    assert!(out.contains("formatting failed for 1 file(s)"), "{out}");
+    assert!(out.starts_with("exit: 1"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.cue")).unwrap(),
+        "a:   1\nbcd: 2\n"
+    );
+}

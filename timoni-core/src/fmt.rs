@@ -1,8 +1,10 @@
 //! `timoni fmt`: format CUE files in place, or report how they differ from their formatted form.
 //!
 //! Directories are walked recursively in name order, skipping `cue.mod` and directories whose name
-//! starts with `.` or `_`, as Timoni does. A file that does not parse is reported with its errors
-//! and left untouched: formatting a broken tree could lose text.
+//! starts with `.` or `_`, as Timoni does; `dir/...` (or `...`) names the directory `dir`. A file
+//! named explicitly must be a `.cue` file. A file that does not parse is reported with its errors
+//! and left untouched: formatting a broken tree could lose text. Diffs are unified diffs headed
+//! as Timoni's (`diff a.cue.orig a.cue`), paths relative to the working directory.
 
 use std::path::{Path, PathBuf};
 
@@ -46,12 +48,18 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A file named explicitly is not a `.cue` file.
+    NotCue(String),
+    /// A `...` that does not trail a directory (`a/...b`, `a...`).
+    BadEllipsis { arg: String, why: String },
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::NotCue(arg) => write!(f, "not a CUE file: {arg}"),
+            Error::BadEllipsis { arg, why } => write!(f, "invalid path {arg:?}: {why}"),
         }
     }
 }
@@ -65,13 +73,71 @@ pub fn format_text(name: &str, text: &str) -> Result<String, (SourceFile, Vec<Pa
     cue_eval::format_source(text).map_err(|errors| (SourceFile::new(name, text), errors))
 }
 
-/// Formats every `.cue` file under `paths` (files or directories).
+/// Formats every `.cue` file under `paths` (files or directories, `dir/...` for `dir`).
 pub fn format_paths(paths: &[PathBuf], mode: Mode) -> Result<Vec<FileReport>> {
     let mut files = Vec::new();
     for p in paths {
-        collect(p, &mut files)?;
+        let arg = p.to_string_lossy().into_owned();
+        let path = resolve_arg(&arg)?;
+        let meta = std::fs::metadata(&path).map_err(io(&path))?;
+        if !meta.is_dir() && !arg.ends_with(".cue") {
+            return Err(Error::NotCue(arg));
+        }
+        collect(&path, &mut files)?;
     }
     files.into_iter().map(|p| format_file(p, mode)).collect()
+}
+
+/// An argument as a path: a trailing `/...` (or a bare `...`) names the directory before it.
+fn resolve_arg(arg: &str) -> Result<PathBuf> {
+    if !arg.contains("...") {
+        return Ok(PathBuf::from(arg));
+    }
+    let bad = |why: &str| Error::BadEllipsis {
+        arg: arg.to_string(),
+        why: why.to_string(),
+    };
+    let trimmed = match arg.strip_suffix("...") {
+        Some(t) if !t.contains("...") => t,
+        _ => {
+            return Err(bad(
+                "\"...\" is only accepted as a trailing directory alias",
+            ));
+        }
+    };
+    let dir = match trimmed {
+        "" => PathBuf::from("."),
+        t if t.ends_with('/') => PathBuf::from(t.trim_end_matches('/')),
+        _ => return Err(bad("\"...\" must follow a directory separator")),
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        PathBuf::from("/")
+    } else {
+        dir
+    };
+    let meta = std::fs::metadata(&dir).map_err(io(&dir))?;
+    if !meta.is_dir() {
+        return Err(bad(&format!("{} is not a directory", dir.display())));
+    }
+    Ok(dir)
+}
+
+/// A path as Timoni shows it in a diff: relative to the working directory when below it.
+fn shown(path: &Path) -> String {
+    let clean: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if clean.is_relative() {
+        return clean.display().to_string();
+    }
+    match std::env::current_dir() {
+        Ok(cwd) => match clean.strip_prefix(&cwd) {
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => clean.display().to_string(),
+        },
+        Err(_) => clean.display().to_string(),
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -117,12 +183,13 @@ fn format_file(path: PathBuf, mode: Mode) -> Result<FileReport> {
                 Outcome::Formatted
             }
             Mode::Diff => {
-                let name = path.display().to_string();
-                let diff = similar::TextDiff::from_lines(&text, &formatted)
+                let name = shown(&path);
+                let orig = format!("{name}.orig");
+                let hunks = similar::TextDiff::from_lines(&text, &formatted)
                     .unified_diff()
-                    .header(&name, &name)
+                    .header(&orig, &name)
                     .to_string();
-                Outcome::Differs(diff)
+                Outcome::Differs(format!("diff {orig} {name}\n{hunks}"))
             }
         },
     };
