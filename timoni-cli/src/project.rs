@@ -451,7 +451,7 @@ fn status(a: Named, settings: &Settings) -> Result<ExitCode> {
             c.type_,
             c.status,
             or_dash(c.reason.clone()),
-            or_dash(c.message.clone()),
+            or_dash(one_line(&c.message)),
             c.last_transition_time
         );
     }
@@ -474,7 +474,7 @@ fn status(a: Named, settings: &Settings) -> Result<ExitCode> {
             c.phase,
             or_dash(instances.join(", ")),
             or_dash(c.last_applied_time.clone().unwrap_or_default()),
-            or_dash(c.error.clone().unwrap_or_default())
+            or_dash(one_line(c.error.as_deref().unwrap_or_default()))
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -495,9 +495,44 @@ fn events(a: Named, settings: &Settings) -> Result<ExitCode> {
         if e.count > 1 {
             seen.push_str(&format!(" (x{})", e.count));
         }
-        // A multi-line message (the applied objects of an instance) stays on its row.
-        let message = e.message.trim_end().replace('\n', "; ");
-        println!("{seen}\t{}\t{}\t{message}", e.type_, e.reason);
+        println!(
+            "{seen}\t{}\t{}\t{}",
+            e.type_,
+            e.reason,
+            one_line(&e.message)
+        );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A message that may span lines (the applied objects of an instance, an evaluation error with
+/// its positions) on the one row of a table: its lines joined with `; `.
+fn one_line(message: &str) -> String {
+    message
+        .trim_end()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn multi_line_messages_stay_on_their_row() {
+        assert_eq!(
+            one_line(
+                "build failed: x: conflicting values 1 and 2:\n    ./a.cue:1:4\n    ./b.cue:2:4\n"
+            ),
+            "build failed: x: conflicting values 1 and 2:; ./a.cue:1:4; ./b.cue:2:4"
+        );
+        assert_eq!(
+            one_line("applied 2 objects\n\nConfigMap/a\n"),
+            "applied 2 objects; ConfigMap/a"
+        );
+        assert_eq!(one_line(""), "");
+    }
 }
