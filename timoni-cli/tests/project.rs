@@ -392,6 +392,16 @@ fn list_status_events_reconcile_suspend_resume_and_delete() {
         vec!["project", "status", "nope", "-n", "apps"],
         vec!["project", "suspend", "demo", "-n", "apps"],
         vec!["project", "list", "-n", "apps"],
+        vec![
+            "project",
+            "reconcile",
+            "demo",
+            "-n",
+            "apps",
+            "--wait",
+            "--timeout",
+            "5m",
+        ],
         vec!["project", "resume", "demo", "-n", "apps"],
         vec!["project", "reconcile", "demo", "-n", "apps"],
         vec![

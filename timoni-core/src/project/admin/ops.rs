@@ -111,6 +111,12 @@ pub fn wait_reconciled(
         if handled == Some(at) {
             return Ok(p);
         }
+        // The controller does not reconcile a suspended Project: say so now, not at the timeout.
+        if p.spec.suspend {
+            return Err(AdminError::Invalid(format!(
+                "project {namespace}/{name} is suspended: the controller reconciles it again after `timoni project resume {name} -n {namespace}`"
+            )));
+        }
         if start.elapsed() >= timeout {
             return Err(AdminError::Timeout(format!(
                 "timeout waiting for the controller to reconcile project {namespace}/{name} (requested at {at})"
