@@ -382,10 +382,9 @@ impl Runtime {
         }
     }
 
-    /// The "field not allowed" errors inside the definitions and hidden fields reachable from
-    /// `root` through regular fields (which `cue export` reports too), once the regular fields
-    /// have been exported.
-    pub(super) fn not_allowed_in_definitions(&mut self, root: VId) -> Vec<ExportError> {
+    /// The permanent errors inside the definitions and hidden fields reachable from `root`
+    /// through regular fields, which fail `cue export` too (optional fields left out).
+    pub(super) fn errors_in_definitions(&mut self, root: VId) -> Vec<ExportError> {
         let mut errs = Vec::new();
         let mut stack = vec![(root, 0usize)];
         while let Some((v, depth)) = stack.pop() {

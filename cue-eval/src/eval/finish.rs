@@ -148,9 +148,8 @@ impl Runtime {
             if l.is_let() {
                 continue;
             }
-            // As CUE's `completeAllArcs`: every field but optional ones (hidden fields too) is
-            // finished, and its permanent error is the struct's. Definitions are left to `all`:
-            // errors we would find in them are not all CUE's.
+            // As CUE's `completeAllArcs`: every field but optional ones (hidden fields and
+            // definitions too) is finished, and its permanent error is the struct's.
             let counts = ax.arc_type != ArcType::Optional;
             if !counts && !all {
                 continue;

@@ -125,17 +125,20 @@ pub fn eval_errors_at(inst: &mut Instance, path: &[&str], opts: Options) -> Vec<
     inst.rt.finalize(v, true);
     let mut errs = Vec::new();
     collect_errors(&mut inst.rt, v, opts, &mut errs, 0);
-    if let Some(msg) = inst.rt.aborted.clone() {
-        errs.push(ExportError {
-            path: String::new(),
-            code: ErrCode::Eval,
-            msg,
-            spans: Vec::new(),
-        });
-    }
+    errs.extend(aborted_error(&inst.rt));
     out.extend(convert(inst, errs));
     sort_errors(&mut out);
     out
+}
+
+/// The error of an evaluation that was stopped (a bound was reached), if it was.
+fn aborted_error(rt: &Runtime) -> Option<ExportError> {
+    rt.aborted.clone().map(|msg| ExportError {
+        path: String::new(),
+        code: ErrCode::Eval,
+        msg,
+        spans: Vec::new(),
+    })
 }
 
 /// `cue export -e a.b`: the concrete data of the value at a path of labels.
@@ -163,15 +166,8 @@ pub(crate) fn export_vertex_data(inst: &mut Instance, v: VId) -> Result<Data, Ve
     inst.rt.finalize(v, false);
     let mut errs = Vec::new();
     let d = inst.rt.export_vertex(v, &mut errs, 0);
-    if let Some(msg) = inst.rt.aborted.clone() {
-        errs.push(ExportError {
-            path: String::new(),
-            code: ErrCode::Eval,
-            msg,
-            spans: Vec::new(),
-        });
-    }
-    errs.extend(inst.rt.not_allowed_in_definitions(v));
+    errs.extend(aborted_error(&inst.rt));
+    errs.extend(inst.rt.errors_in_definitions(v));
     match d {
         Some(d) if errs.is_empty() => Ok(d),
         _ => {
