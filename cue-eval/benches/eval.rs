@@ -5,6 +5,10 @@
 //! repository's starter module with its vendored Kubernetes schemas (lazy and eager imports),
 //! and, when the shared corpus is present, the upstream `cue/benchmarks` cases (read in place).
 //!
+//! A generated 3.5 MB file of concrete CRD objects in CUE is parsed alone and exported, to
+//! compare the two (concrete data should cost about what parsing it costs), and the real
+//! modules of the shared `wild` corpus are exported as `cue export -e timoni.apply` does.
+//!
 //! Run with `cargo bench -p cue-eval --bench eval`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -151,10 +155,36 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
+    // Concrete CRD objects: parsing alone, then the whole export.
+    let mut g = c.benchmark_group("crd data");
+    g.sample_size(10);
+    let crds = crd_objects(3_500_000);
+    assert!(export(&crds) > crds.len() / 2);
+    g.bench_function("3.5 MB parse", |b| {
+        b.iter(|| {
+            cue_eval::parse(cue_eval::ast::FileId(0), &crds)
+                .0
+                .decls
+                .len()
+        })
+    });
+    g.bench_function("3.5 MB export", |b| b.iter(|| export(&crds)));
+    g.finish();
+
     let Some(conformance) = corpus::conformance_dir() else {
         eprintln!("SKIPPED corpus benchmarks: no shared conformance corpus (set CONFORMANCE_DIR)");
         return;
     };
+
+    // Real modules by other authors, exported as Timoni renders them.
+    let mut g = c.benchmark_group("wild");
+    g.sample_size(10);
+    for (name, dir) in wild_modules(&conformance.join("wild")) {
+        assert!(export_apply(&dir) > 0, "{name} exports");
+        g.bench_function(name, |b| b.iter(|| export_apply(&dir)));
+    }
+    g.finish();
+
     let dir = conformance.join("cue/benchmarks");
     let mut g = c.benchmark_group("cue/benchmarks");
     g.sample_size(10);
@@ -187,6 +217,125 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// Concrete `CustomResourceDefinition` objects in CUE, about `size` bytes: nested OpenAPI
+/// schemas with descriptions, as vendored CRD files hold them. Deterministic (a fixed LCG).
+fn crd_objects(size: usize) -> String {
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+    fn props(g: &mut Gen, depth: usize, indent: usize, out: &mut String) {
+        let pad = "\t".repeat(indent);
+        out.push_str("{\n");
+        for i in 0..2 + g.next(5) {
+            let kind = ["Name", "Spec", "Ref", "Count", "Items"][g.next(5) as usize];
+            let name = format!("field{i}{kind}");
+            if depth < 4 && g.next(2) == 0 {
+                out.push_str(&format!(
+                    "{pad}\t{name}: {{\n{pad}\t\ttype: \"object\"\n{pad}\t\tdescription: \"Nested object {name} holds settings.\"\n{pad}\t\tproperties: "
+                ));
+                props(g, depth + 1, indent + 2, out);
+                out.push_str(&format!("\n{pad}\t}}\n"));
+            } else {
+                let t = ["string", "integer", "boolean", "array"][g.next(4) as usize];
+                out.push_str(&format!(
+                    "{pad}\t{name}: {{type: \"{t}\", description: \"{name} is a {t} value used by the controller.\""
+                ));
+                match t {
+                    "array" => out.push_str(", items: {type: \"string\"}"),
+                    "integer" => out.push_str(", format: \"int32\", minimum: 0"),
+                    _ => {}
+                }
+                out.push_str("}\n");
+            }
+        }
+        out.push_str(&pad);
+        out.push('}');
+    }
+    let mut g = Gen(1);
+    let mut s = String::from("package crds\n\n");
+    let mut n = 0;
+    while s.len() < size {
+        s.push_str(&format!(
+            "crd: \"widget{n}s.example{m}.io\": {{\n\tapiVersion: \"apiextensions.k8s.io/v1\"\n\tkind: \"CustomResourceDefinition\"\n\tmetadata: {{name: \"widget{n}s.example{m}.io\", annotations: \"controller-gen.kubebuilder.io/version\": \"v0.14.0\"}}\n\tspec: {{\n\t\tgroup: \"example{m}.io\"\n\t\tnames: {{kind: \"Widget{n}\", plural: \"widget{n}s\", singular: \"widget{n}\", listKind: \"Widget{n}List\"}}\n\t\tscope: \"Namespaced\"\n\t\tversions: [{{\n\t\t\tname: \"v1\", served: true, storage: true\n\t\t\tschema: openAPIV3Schema: {{\n\t\t\t\ttype: \"object\"\n\t\t\t\tproperties: spec: {{type: \"object\", properties: ",
+            m = n % 7
+        ));
+        props(&mut g, 0, 4, &mut s);
+        s.push_str("}\n\t\t\t\tproperties: status: {type: \"object\", properties: ");
+        props(&mut g, 1, 4, &mut s);
+        s.push_str("}\n\t\t\t}\n\t\t}]\n\t}\n}\n");
+        n += 1;
+    }
+    s
+}
+
+/// The module directories of the `wild` corpus (each tree's `cue.mod` parent), by tree name.
+fn wild_modules(wild: &std::path::Path) -> Vec<(String, std::path::PathBuf)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(wild.join("trees")) else {
+        eprintln!("SKIPPED wild benchmarks: {} not found", wild.display());
+        return out;
+    };
+    for e in entries.flatten() {
+        let tree = e.path();
+        let module = walk_for_module(&tree, 4);
+        if let Some(m) = module {
+            out.push((e.file_name().to_string_lossy().into_owned(), m));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn walk_for_module(dir: &std::path::Path, depth: usize) -> Option<std::path::PathBuf> {
+    if dir.join("cue.mod/module.cue").is_file() {
+        return Some(dir.to_path_buf());
+    }
+    if depth == 0 {
+        return None;
+    }
+    let mut subs: Vec<_> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    subs.sort();
+    subs.into_iter()
+        .filter(|p| p.is_dir())
+        .find_map(|p| walk_for_module(&p, depth - 1))
+}
+
+/// `cue export -e timoni.apply -t name=test -t namespace=default -t mv=1.0.0 -t kv=1.30.0`
+/// in module `dir`, with the language version the corpus's trees lack given by the overlay.
+fn export_apply(dir: &std::path::Path) -> usize {
+    let mut cfg = cue_eval::load::Config::new(dir);
+    let module_file = dir.join("cue.mod/module.cue");
+    let mut text = std::fs::read_to_string(&module_file).unwrap_or_default();
+    if !text.contains("language") {
+        text.push_str("\nlanguage: version: \"v0.17.1\"\n");
+    }
+    cfg.overlay.insert(module_file, text);
+    cfg.tags = ["name=test", "namespace=default", "mv=1.0.0", "kv=1.30.0"]
+        .map(String::from)
+        .to_vec();
+    let Ok(build) = cue_eval::load::load(&cfg, &[".".to_string()]) else {
+        return 0;
+    };
+    let Ok(mut inst) = build.into_instance() else {
+        return 0;
+    };
+    match cue_eval::eval::print::export_path(&mut inst, &["timoni", "apply"]) {
+        Ok(d) => cue_eval::encode::to_json_indent(&d, false).len(),
+        Err(e) => e.len(),
+    }
 }
 
 /// A JSON document of `n` small objects, in the shape of an exported list of resources.

@@ -12,13 +12,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use cue_eval::ast::{self, Decl, Expr};
 use cue_eval::decode;
 use cue_eval::encode::Data;
 use cue_eval::eval::api::{EvalError, format_errors};
 use cue_eval::eval::print::{export_path, vertex_cue};
-use cue_eval::load::{self, Config};
+use cue_eval::load::{self, Config, ParseCache};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -304,7 +305,7 @@ pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstanc
             bi.name, bi.url
         )));
     };
-    build_instance_at(bi, dir, DEVEL_VERSION, package)
+    build_instance_at(bi, dir, DEVEL_VERSION, package, None)
 }
 
 /// The build options of a bundle instance whose module is in `dir`, with `module_version` as
@@ -328,8 +329,10 @@ fn build_instance_at(
     dir: &Path,
     module_version: &str,
     package: &str,
+    cache: Option<&Arc<ParseCache>>,
 ) -> Result<BuiltInstance> {
-    let opts = options_at(bi, dir, module_version, package);
+    let mut opts = options_at(bi, dir, module_version, package);
+    opts.parse_cache = cache.cloned();
     instance::build(&opts).map_err(|e| match e {
         Error::Objects(errs) => Error::Objects(
             errs.into_iter()
@@ -353,6 +356,21 @@ pub fn build_all_with(
     package: &str,
     concurrency: usize,
     fetcher: Option<&dyn ModuleFetch>,
+) -> Result<Vec<BuiltInstance>> {
+    // One cache for the run: each module (and what it vendors) is parsed once, whichever
+    // instance asks first, and the trees are shared by every instance on every thread.
+    let cache = Arc::new(ParseCache::new());
+    build_all_sharing(bundle, package, concurrency, fetcher, &cache)
+}
+
+/// [`build_all_with`], parsing through `cache` (which the caller can share further, or
+/// inspect: [`ParseCache::computed`] counts the files actually parsed).
+pub fn build_all_sharing(
+    bundle: &Bundle,
+    package: &str,
+    concurrency: usize,
+    fetcher: Option<&dyn ModuleFetch>,
+    cache: &Arc<ParseCache>,
 ) -> Result<Vec<BuiltInstance>> {
     let mut sources: BTreeMap<(String, String, Option<String>), instance::ModuleSource> =
         BTreeMap::new();
@@ -380,7 +398,7 @@ pub fn build_all_with(
             .instances
             .par_iter()
             .map(|bi| match &bi.module_dir {
-                Some(dir) => build_instance_at(bi, dir, DEVEL_VERSION, package),
+                Some(dir) => build_instance_at(bi, dir, DEVEL_VERSION, package, Some(cache)),
                 None => {
                     let key = (bi.url.clone(), bi.version.clone(), bi.digest.clone());
                     let src = &sources[&key];
@@ -388,7 +406,7 @@ pub fn build_all_with(
                         .fetched
                         .as_ref()
                         .map_or(DEVEL_VERSION, |f| f.version.as_str());
-                    build_instance_at(bi, &src.dir, version, package)
+                    build_instance_at(bi, &src.dir, version, package, Some(cache))
                 }
             })
             .collect()
@@ -597,6 +615,45 @@ mod tests {
         };
         let bundle = load_bundle(&[a], &opts).unwrap();
         assert_eq!(bundle.instances[0].namespace, "imported");
+    }
+
+    /// A bundle of `n` instances of the module in `dir`, each in its own namespace.
+    fn bundle_of(dir: &Path, n: usize) -> Bundle {
+        let mut text =
+            String::from("bundle: {apiVersion: \"v1alpha1\", name: \"perf\", instances: {\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "app{i}: {{module: url: \"file://{}\", namespace: \"ns{i}\", values: {{}}}}\n",
+                dir.display()
+            ));
+        }
+        text.push_str("}}\n");
+        load_bundle(&[src("bundle.cue", &text)], &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn instances_of_one_module_parse_it_once_per_run() {
+        let parent = tempfile::tempdir().unwrap();
+        let (dir, _) = crate::blueprint::init("app", parent.path()).unwrap();
+        let one = Arc::new(ParseCache::new());
+        let single = build_all_sharing(&bundle_of(&dir, 1), "main", 1, None, &one).unwrap();
+        let many = Arc::new(ParseCache::new());
+        let built = build_all_sharing(&bundle_of(&dir, 6), "main", 3, None, &many).unwrap();
+        assert_eq!(built.len(), 6);
+        // Each instance differs only in its overlaid values (the same here) and tags, which
+        // are applied after parsing: six instances parse exactly what one parses.
+        assert_eq!(many.computed(), one.computed());
+        assert!(many.reused() >= 5 * one.computed(), "{many:?} vs {one:?}");
+        for (i, b) in built.iter().enumerate() {
+            assert_eq!(b.namespace, format!("ns{i}"));
+            assert_eq!(b.apply_sets.len(), single[0].apply_sets.len());
+        }
+        // Sharing changes nothing: the same instance built alone renders the same objects.
+        let alone = build_instance(&bundle_of(&dir, 6).instances[5], "main").unwrap();
+        assert_eq!(
+            crate::render::objects_yaml(&alone.objects()),
+            crate::render::objects_yaml(&built[5].objects())
+        );
     }
 
     #[test]

@@ -62,6 +62,9 @@ pub struct BuildOptions {
     pub kube_version: String,
     /// Extra CUE files of the package, added in memory (name in the package dir, text).
     pub extra_files: Vec<(String, String)>,
+    /// Parse results shared with the other builds of one run (a bundle's instances), so that a
+    /// module and its vendored packages are parsed once per run, not once per instance.
+    pub parse_cache: Option<std::sync::Arc<cue_eval::load::ParseCache>>,
 }
 
 impl BuildOptions {
@@ -80,6 +83,7 @@ impl BuildOptions {
             module_version: DEVEL_VERSION.to_string(),
             kube_version: default_kube_version(),
             extra_files: Vec::new(),
+            parse_cache: None,
         }
     }
 }
@@ -295,6 +299,7 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
     }
     let mut cfg = Config::new(&root);
     cfg.overlay = overlay;
+    cfg.parse_cache = opts.parse_cache.clone();
     cfg.tags = vec![
         format!("name={}", opts.name),
         format!("namespace={}", opts.namespace),

@@ -26,6 +26,7 @@
 
 pub mod attr;
 pub mod buildattr;
+mod cache;
 mod command;
 pub mod embed;
 mod fs;
@@ -44,6 +45,7 @@ use crate::decode::{self, Data, Limits};
 use crate::eval::api::{EvalError, Instance, ParsedSource};
 
 pub use attr::{AttrArg, Attribute};
+pub use cache::ParseCache;
 pub use command::{Export, export, load_instance, relative_to};
 use fs::Fs;
 
@@ -65,6 +67,9 @@ pub struct Config {
     /// only those the build can reach (see `prune.rs`); slower, and reports syntax errors in
     /// unused declarations of vendored packages.
     pub eager_imports: bool,
+    /// Skims and parses shared with other loads (the instances of one module in a bundle);
+    /// each file is then parsed once, whichever load asks first.
+    pub parse_cache: Option<std::sync::Arc<ParseCache>>,
 }
 
 impl Config {
@@ -565,11 +570,16 @@ impl<'a> Loader<'a> {
         let mut skim = (!in_main_module
             && !self.cfg.eager_imports
             && memchr::memmem::find(text.as_bytes(), b"@embed").is_none())
-        .then(|| skim::skim(&text))
+        .then(|| cache::skim(self.cfg.parse_cache.as_deref(), &text))
         .flatten();
         let mut parsed = skim.as_ref().map(|sk| {
             let head = prune::ranges(sk, &|i| sk.chunks[i].label.is_none());
-            crate::parse_ranges(FileId(idx as u32), &text, &head)
+            cache::parse_ranges(
+                self.cfg.parse_cache.as_deref(),
+                FileId(idx as u32),
+                &text,
+                &head,
+            )
         });
         if parsed.as_ref().is_some_and(|(_, errs)| !errs.is_empty()) {
             // Report errors as a whole parse finds them.
@@ -577,8 +587,14 @@ impl<'a> Loader<'a> {
             parsed = None;
         }
         // Comments are only read from the main module (documentation of its values).
-        let (ast, errs) =
-            parsed.unwrap_or_else(|| crate::parse_with(FileId(idx as u32), &text, in_main_module));
+        let (ast, errs) = parsed.unwrap_or_else(|| {
+            cache::parse_with(
+                self.cfg.parse_cache.as_deref(),
+                FileId(idx as u32),
+                &text,
+                in_main_module,
+            )
+        });
         let sf = FileRef::new(&name, &text);
         if let Some(e) = errs.first() {
             return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
@@ -946,7 +962,12 @@ impl<'a> Loader<'a> {
         }
         used.sort_unstable();
         used.dedup();
-        prune::apply(&mut self.build, &mut self.lazy, &used)?;
+        prune::apply(
+            &mut self.build,
+            &mut self.lazy,
+            &used,
+            self.cfg.parse_cache.as_deref(),
+        )?;
         let module_files: Vec<usize> = used
             .iter()
             .copied()

@@ -80,6 +80,7 @@ pub(super) fn apply(
     build: &mut Build,
     lazy: &mut HashMap<usize, Lazy>,
     used: &[usize],
+    cache: Option<&super::ParseCache>,
 ) -> Result<(), LoadError> {
     if lazy.is_empty() {
         return Ok(());
@@ -102,7 +103,7 @@ pub(super) fn apply(
                 continue;
             }
             let file = &b.files[f];
-            match super::skim::skim(&file.text) {
+            match super::cache::skim(cache, &file.text) {
                 Some(s) => {
                     let refs: Vec<Ref> = s.chunks.iter().flat_map(|c| c.refs.clone()).collect();
                     p.refs(f, &refs);
@@ -125,7 +126,7 @@ pub(super) fn apply(
     for (&f, lz) in lazy.iter() {
         let file = &mut build.files[f];
         let kept = ranges(&lz.skim, &|i| lz.kept[i]);
-        let (ast, errs) = crate::parse_ranges(FileId(f as u32), &file.text, &kept);
+        let (ast, errs) = super::cache::parse_ranges(cache, FileId(f as u32), &file.text, &kept);
         let lines_up = errs.is_empty()
             && ast.decls.len() == kept.len()
             && ast
@@ -136,7 +137,7 @@ pub(super) fn apply(
         if lines_up {
             file.ast = ast;
         } else {
-            let (ast, errs) = crate::parse_with(FileId(f as u32), &file.text, false);
+            let (ast, errs) = super::cache::parse_with(cache, FileId(f as u32), &file.text, false);
             if let Some(e) = errs.first() {
                 let sf = FileRef::new(&file.name, &file.text);
                 return Err(LoadError::at(e.message.clone(), &sf, e.span.start));

@@ -133,6 +133,8 @@ pub fn apply_bundle(
     let clusters =
         super::runtime_values::runtime_values(connector, &req.bundle).map_err(ApplyError::Build)?;
     let mut out = Vec::new();
+    // Every instance parses its module through one cache: a module is parsed once per run.
+    let cache = std::sync::Arc::new(cue_eval::load::ParseCache::new());
     // `oci://` modules, fetched once per (URL, version, digest) for all clusters.
     let mut sources: BTreeMap<(String, String, Option<String>), ModuleSource> = BTreeMap::new();
     for (rc, values) in clusters {
@@ -187,6 +189,7 @@ pub fn apply_bundle(
                 &b.name,
                 bi,
                 &mut sources,
+                &cache,
                 &mut module,
                 events,
             )
@@ -215,6 +218,7 @@ fn apply_one(
     bundle_name: &str,
     bi: &bundle::BundleInstance,
     sources: &mut BTreeMap<(String, String, Option<String>), ModuleSource>,
+    cache: &std::sync::Arc<cue_eval::load::ParseCache>,
     module_out: &mut ModuleReference,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<ApplyReport, ApplyError> {
@@ -264,6 +268,7 @@ fn apply_one(
     *module_out = module.clone();
     let mut build = bundle::instance_options(&bi, &req.package).map_err(ApplyError::Build)?;
     build.module_version = module.version.clone();
+    build.parse_cache = Some(cache.clone());
     let mut ar = ApplyRequest::new(build);
     ar.module = module;
     ar.bundle = Some(bundle_name.to_string());

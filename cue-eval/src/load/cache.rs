@@ -1,0 +1,224 @@
+//! Parse results shared between loads: a [`ParseCache`] set in [`super::Config::parse_cache`]
+//! lets many loads of the same module (the instances of a bundle, built on several threads)
+//! skim and parse each file once. A result is reused only for the same text at the same file
+//! id (positions carry the id) and the same parse request; anything else parses anew.
+
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::{FxHashMap as HashMap, FxHasher};
+
+use super::skim::{self, Skim};
+use crate::ParseError;
+use crate::ast::{File, FileId};
+
+/// What was asked of the parser.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Request {
+    /// `parse_with(comments)`.
+    Whole(bool),
+    /// `parse_ranges` over these byte ranges.
+    Ranges(Vec<(usize, usize)>),
+    /// `skim`.
+    Skim,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    file: u32,
+    request: Request,
+    text_hash: u64,
+    text_len: usize,
+}
+
+enum Outcome {
+    Parsed(File, Vec<ParseError>),
+    Skimmed(Option<Skim>),
+}
+
+/// One cached result, with the text it was computed from (compared on every hit, so that a
+/// hash collision can only cost a parse, never give a wrong tree).
+struct Slot {
+    text: Box<str>,
+    outcome: Outcome,
+}
+
+/// A cache of skims and parses, safe to share between threads. Each result is computed once:
+/// a second thread asking for the same one waits for the first.
+#[derive(Default)]
+pub struct ParseCache {
+    slots: Mutex<HashMap<Key, Arc<OnceLock<Slot>>>>,
+    computed: AtomicUsize,
+    reused: AtomicUsize,
+}
+
+impl std::fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParseCache")
+            .field("computed", &self.computed())
+            .field("reused", &self.reused())
+            .finish()
+    }
+}
+
+impl ParseCache {
+    /// An empty cache.
+    pub fn new() -> ParseCache {
+        ParseCache::default()
+    }
+
+    /// How many skims and parses were computed (not found in the cache).
+    pub fn computed(&self) -> usize {
+        self.computed.load(Ordering::Relaxed)
+    }
+
+    /// How many were answered from the cache.
+    pub fn reused(&self) -> usize {
+        self.reused.load(Ordering::Relaxed)
+    }
+
+    fn slot(&self, file: FileId, request: Request, text: &str) -> Arc<OnceLock<Slot>> {
+        let mut h = FxHasher::default();
+        text.hash(&mut h);
+        let key = Key {
+            file: file.0,
+            request,
+            text_hash: h.finish(),
+            text_len: text.len(),
+        };
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.entry(key).or_default().clone()
+    }
+
+    /// The result for `request` on `text`, computing it with `compute` when absent (or when
+    /// the cached text differs: then the result is computed and not kept).
+    fn get(
+        &self,
+        file: FileId,
+        request: Request,
+        text: &str,
+        compute: impl FnOnce() -> Outcome,
+    ) -> Outcome {
+        let slot = self.slot(file, request, text);
+        let mut fresh = false;
+        let mut compute = Some(compute);
+        let s = slot.get_or_init(|| {
+            fresh = true;
+            Slot {
+                text: text.into(),
+                outcome: (compute.take().expect("computed once"))(),
+            }
+        });
+        if &*s.text != text {
+            self.computed.fetch_add(1, Ordering::Relaxed);
+            return (compute.take().expect("not computed yet"))();
+        }
+        if fresh {
+            self.computed.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.reused.fetch_add(1, Ordering::Relaxed);
+        }
+        match &s.outcome {
+            Outcome::Parsed(f, e) => Outcome::Parsed(f.clone(), e.clone()),
+            Outcome::Skimmed(sk) => Outcome::Skimmed(sk.clone()),
+        }
+    }
+}
+
+/// `skim(text)`, through `cache` when there is one.
+pub(super) fn skim(cache: Option<&ParseCache>, text: &str) -> Option<Skim> {
+    let Some(c) = cache else {
+        return skim::skim(text);
+    };
+    match c.get(FileId(0), Request::Skim, text, || {
+        Outcome::Skimmed(skim::skim(text))
+    }) {
+        Outcome::Skimmed(s) => s,
+        Outcome::Parsed(..) => unreachable!("a skim request gives a skim"),
+    }
+}
+
+/// `parse_with(file, text, comments)`, through `cache` when there is one.
+pub(super) fn parse_with(
+    cache: Option<&ParseCache>,
+    file: FileId,
+    text: &str,
+    comments: bool,
+) -> (File, Vec<ParseError>) {
+    let Some(c) = cache else {
+        return crate::parse_with(file, text, comments);
+    };
+    parsed(c.get(file, Request::Whole(comments), text, || {
+        let (f, e) = crate::parse_with(file, text, comments);
+        Outcome::Parsed(f, e)
+    }))
+}
+
+/// `parse_ranges(file, text, ranges)`, through `cache` when there is one.
+pub(super) fn parse_ranges(
+    cache: Option<&ParseCache>,
+    file: FileId,
+    text: &str,
+    ranges: &[(usize, usize)],
+) -> (File, Vec<ParseError>) {
+    let Some(c) = cache else {
+        return crate::parse_ranges(file, text, ranges);
+    };
+    parsed(c.get(file, Request::Ranges(ranges.to_vec()), text, || {
+        let (f, e) = crate::parse_ranges(file, text, ranges);
+        Outcome::Parsed(f, e)
+    }))
+}
+
+fn parsed(o: Outcome) -> (File, Vec<ParseError>) {
+    match o {
+        Outcome::Parsed(f, e) => (f, e),
+        Outcome::Skimmed(_) => unreachable!("a parse request gives a tree"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parse_is_computed_once_and_then_reused() {
+        let c = ParseCache::new();
+        let text = "package p\na: 1\nb: a\n";
+        let (f1, e1) = parse_with(Some(&c), FileId(3), text, false);
+        let (f2, e2) = parse_with(Some(&c), FileId(3), text, false);
+        assert_eq!((c.computed(), c.reused()), (1, 1));
+        assert_eq!(f1, f2);
+        assert_eq!(e1, e2);
+        assert_eq!(f1, crate::parse_with(FileId(3), text, false).0);
+    }
+
+    #[test]
+    fn another_file_id_or_text_or_request_parses_anew() {
+        let c = ParseCache::new();
+        let text = "package p\na: 1\n";
+        parse_with(Some(&c), FileId(0), text, false);
+        let (f, _) = parse_with(Some(&c), FileId(1), text, false);
+        assert_eq!(f, crate::parse_with(FileId(1), text, false).0);
+        parse_with(Some(&c), FileId(0), "package p\na: 2\n", false);
+        parse_with(Some(&c), FileId(0), text, true);
+        parse_ranges(Some(&c), FileId(0), text, &[(10, 14)]);
+        assert_eq!((c.computed(), c.reused()), (5, 0));
+        assert_eq!(skim(Some(&c), text), skim::skim(text));
+        assert_eq!(skim(Some(&c), text), skim::skim(text));
+        assert_eq!((c.computed(), c.reused()), (6, 1));
+    }
+
+    #[test]
+    fn threads_share_one_computation() {
+        let c = ParseCache::new();
+        let text = "package p\n".to_string() + &"x: {a: 1, b: [1, 2]}\n".repeat(200);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| parse_with(Some(&c), FileId(0), &text, false));
+            }
+        });
+        assert_eq!((c.computed(), c.reused()), (1, 3));
+    }
+}
