@@ -26,7 +26,9 @@ mod ops;
 mod reference;
 mod registry;
 
-pub use auth::{Credentials, docker_config_path, login, logout, resolve_credentials};
+pub use auth::{
+    Credentials, RegistryCredentials, docker_config_path, login, logout, resolve_credentials,
+};
 pub use build::{
     Descriptor, Image, Layer, artifact_layer, assemble_image, default_annotations, module_layers,
 };
