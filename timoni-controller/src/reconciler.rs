@@ -3,13 +3,15 @@
 //! with the Project's exponential backoff, the status is written with server-side apply on the
 //! status subresource (field manager `timoni-controller`) and progress goes out as Events.
 //!
-//! One apply: read the service account's pull secrets (registries they do not cover are logged
-//! in to with the service account's cloud workload identity, see [`crate::workload_identity`]),
-//! resolve the watched tag, and stop there
-//! (no write at all) when that digest is already applied, nothing was asked and the instances
-//! are still there; else pull the artifact, load `project.cue`, and run the blocking
-//! `timoni_core::project::reconcile::reconcile_project` on the blocking pool, impersonating the
-//! Project's service account, its events forwarded to the Event recorder as they come.
+//! One apply: read the service account's pull secrets into memory (registries they do not
+//! cover are logged in to with the service account's cloud workload identity, see
+//! [`crate::workload_identity`]), resolve the watched tag, and let
+//! `timoni_core::project::plan::decide` say what to do: nothing (a `Stalled` failure of the same
+//! inputs), a drift check (nothing changed: a server-side apply dry run, re-applying or only
+//! reporting what drifted), or a run: pull the artifact, load `project.cue`, and run the
+//! blocking `timoni_core::project::reconcile::reconcile_project` on the blocking pool,
+//! impersonating the Project's service account, its events written to the status, the logs
+//! and the Event recorder as they come.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
