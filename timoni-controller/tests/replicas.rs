@@ -309,6 +309,13 @@ fn only_the_leader_reconciles_and_killing_it_hands_over() {
     };
     ops::delete_project(&cluster, "team", "solo", opts).unwrap();
     assert!(ops::get_project(&cluster, "team", "solo").is_err());
+    // `timoni project events` still shows what happened.
+    let events = ops::project_events(&cluster, "team", "solo").unwrap();
+    let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+    for r in ["ComponentStarted", "InstanceApplied", "InstanceDeleted"] {
+        assert!(reasons.contains(&r), "no {r} in {reasons:?}");
+    }
+    assert!(ops::project_events(&cluster, "team", "never-was").is_err());
     assert!(
         rt.block_on(cms.get_opt("web-main")).unwrap().is_none(),
         "delete --wait returned before the instance was uninstalled"
