@@ -123,6 +123,7 @@ impl Settings {
         ConnectOptions {
             creds: creds.map(str::to_string),
             docker_config: self.docker_config.clone(),
+            registry_credentials: Default::default(),
             insecure: self.registry_insecure,
             workload_identity: self.workload_identity.clone(),
         }

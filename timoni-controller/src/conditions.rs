@@ -117,17 +117,18 @@ pub fn succeeded(conditions: &mut Vec<Condition>, message: &str, gen_: Option<i6
     );
 }
 
-/// A failed run: `Ready=False` with the reason; `Stalled=True` when retrying cannot help, else
-/// `Reconciling=True` (a retry is scheduled).
+/// A failed run: `Ready=False` with the reason; `Stalled=True` when retrying cannot help
+/// (`stalled`, or a reason that always stalls), else `Reconciling=True` (a retry is scheduled).
 pub fn failed(
     conditions: &mut Vec<Condition>,
     why: &str,
     message: &str,
+    stalled: bool,
     gen_: Option<i64>,
     now: &str,
 ) {
     set(conditions, READY, false, why, message, gen_, now);
-    if is_stalled(why) {
+    if stalled || is_stalled(why) {
         set(conditions, RECONCILING, false, why, message, gen_, now);
         set(conditions, STALLED, true, why, message, gen_, now);
     } else {
@@ -174,7 +175,7 @@ mod tests {
         assert_eq!(get(&c, READY).last_transition_time, "t1");
         assert_eq!(get(&c, READY).message, "applied b");
         assert_eq!(get(&c, READY).observed_generation, Some(2));
-        failed(&mut c, "Forbidden", "no", Some(2), "t3");
+        failed(&mut c, "Forbidden", "no", false, Some(2), "t3");
         let ready = get(&c, READY);
         assert_eq!(
             (ready.status.as_str(), ready.reason.as_str()),
@@ -190,9 +191,36 @@ mod tests {
     fn validation_failures_stall_and_suspend_keeps_ready() {
         let mut c = Vec::new();
         succeeded(&mut c, "ok", None, "t1");
-        failed(&mut c, reason::VALIDATION_FAILED, "bad cue", None, "t2");
+        failed(
+            &mut c,
+            reason::VALIDATION_FAILED,
+            "bad cue",
+            false,
+            None,
+            "t2",
+        );
         assert!(is_true(&c, STALLED));
         assert!(!is_true(&c, RECONCILING));
+        let stalled_at = get(&c, STALLED).last_transition_time.clone();
+        failed(
+            &mut c,
+            "BuildFailed",
+            "bundle.cue:1:2: bad",
+            true,
+            None,
+            "t2b",
+        );
+        assert!(is_true(&c, STALLED));
+        assert_eq!(get(&c, STALLED).last_transition_time, stalled_at);
+        assert_eq!(get(&c, READY).reason, "BuildFailed");
+        failed(
+            &mut c,
+            reason::VALIDATION_FAILED,
+            "bad cue",
+            false,
+            None,
+            "t2c",
+        );
         suspended(&mut c, None, "t3");
         assert_eq!(get(&c, RECONCILING).reason, reason::SUSPENDED);
         assert_eq!(get(&c, READY).reason, reason::VALIDATION_FAILED);

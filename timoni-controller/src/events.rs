@@ -1,14 +1,19 @@
-//! Kubernetes Events of a Project: one per instance apply (`InstanceApplied` /
+//! Kubernetes Events of a Project: one when a component starts (`ComponentStarted`, with the
+//! artifact digest), one per instance apply (`InstanceApplied` /
 //! `InstanceFailed`: the module, the duration, the start time, the error and the applied
 //! resources as `Kind/namespace/name action`), one per instance uninstalled (`InstanceDeleted`
 //! / `InstanceDeleteFailed`) and one per reconcile result (`ReconciliationSucceeded` /
-//! `ReconciliationFailed`). Notes are cut to stay under the API's 1 KiB limit.
+//! `ReconciliationFailed`), and one per drift found between artifact changes (`DriftCorrected`
+//! / `DriftDetected`, listing the objects). Notes are cut to stay under the API's 1 KiB limit,
+//! condition messages under [`MAX_MESSAGE`].
 
 use kube::runtime::events::{Event, EventType};
 use timoni_core::project::reconcile::{InstanceEvent, ProjectEvent};
 
 /// The largest note sent (the API server refuses more than 1024 bytes).
 pub const MAX_NOTE: usize = 1000;
+/// The largest condition message written (and component error), like an Event's note.
+pub const MAX_MESSAGE: usize = 1000;
 
 /// `s` cut to at most `max` bytes at a character boundary, marked when cut.
 pub fn truncate(s: &str, max: usize) -> String {
@@ -51,9 +56,15 @@ pub fn instance_note(e: &InstanceEvent) -> String {
     truncate(&note, MAX_NOTE)
 }
 
-/// The Event for a progress report of the reconcile, if it deserves one.
-pub fn for_project_event(e: &ProjectEvent) -> Option<Event> {
+/// The Event for a progress report of the reconcile of artifact `digest`, if it deserves one.
+pub fn for_project_event(e: &ProjectEvent, digest: &str) -> Option<Event> {
     let (type_, reason, action, note) = match e {
+        ProjectEvent::ComponentStarted { component, at } => (
+            EventType::Normal,
+            "ComponentStarted",
+            "Apply",
+            format!("component {component} started {at} revision {digest}"),
+        ),
         ProjectEvent::Instance(i) if i.error.is_none() => (
             EventType::Normal,
             "InstanceApplied",
@@ -95,6 +106,32 @@ pub fn for_project_event(e: &ProjectEvent) -> Option<Event> {
         action: action.into(),
         secondary: None,
     })
+}
+
+/// The Event of a drift check that found `objects` (`Kind/namespace/name created|configured`)
+/// different from what was applied: corrected (re-applied) or only reported.
+pub fn drift(corrected: bool, objects: &[String]) -> Event {
+    let (type_, reason, head) = if corrected {
+        (
+            EventType::Normal,
+            "DriftCorrected",
+            "re-applied objects changed or deleted outside the controller:",
+        )
+    } else {
+        (
+            EventType::Warning,
+            "DriftDetected",
+            "objects changed or deleted outside the controller (spec.drift: Report):",
+        )
+    };
+    let note = format!("{head}\n{}", objects.join("\n"));
+    Event {
+        type_,
+        reason: reason.into(),
+        note: Some(truncate(&note, MAX_NOTE)),
+        action: "DriftCheck".into(),
+        secondary: None,
+    }
 }
 
 /// The Event of a reconcile's result.

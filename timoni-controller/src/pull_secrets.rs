@@ -1,28 +1,13 @@
 //! A Project's registry credentials: the `imagePullSecrets` of its service account
 //! (`kubernetes.io/dockerconfigjson` Secrets, or legacy `kubernetes.io/dockercfg` ones, in the
-//! Project's namespace) merged into one docker `config.json` in a private temporary directory,
-//! which the OCI layer reads like `~/.docker/config.json` (`oci::ConnectOptions::docker_config`).
-//! When two secrets name the same registry, the first one listed wins, as the kubelet does.
+//! Project's namespace) read into an in-memory `oci::RegistryCredentials` for one reconcile;
+//! nothing is written to disk. When two secrets name the same registry, the first one listed
+//! wins, as the kubelet does.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-use base64::Engine as _;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use kube::{Api, Client};
 use serde_json::{Map, Value};
-
-/// A docker config written for one reconcile; removed on drop.
-pub struct DockerConfig {
-    dir: tempfile::TempDir,
-}
-
-impl DockerConfig {
-    /// The `config.json` path.
-    pub fn path(&self) -> PathBuf {
-        self.dir.path().join("config.json")
-    }
-}
+use timoni_core::oci::RegistryCredentials;
 
 /// The `auths` of one pull secret, or why it is unusable.
 pub fn secret_auths(secret: &Secret) -> Result<Map<String, Value>, String> {
@@ -63,39 +48,13 @@ pub fn secret_auths(secret: &Secret) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// Merges `auths` maps, the first one naming a registry winning.
-pub fn merge(all: impl IntoIterator<Item = Map<String, Value>>) -> Value {
-    let mut merged: BTreeMap<String, Value> = BTreeMap::new();
-    for auths in all {
-        for (registry, entry) in auths {
-            let entry = normalize(entry);
-            merged.entry(registry).or_insert(entry);
-        }
-    }
-    serde_json::json!({ "auths": merged })
-}
-
-/// `username`/`password` entries without `auth` get one (the docker CLI reads `auth`).
-fn normalize(mut entry: Value) -> Value {
-    if let Value::Object(m) = &mut entry
-        && !m.contains_key("auth")
-        && let (Some(Value::String(u)), Some(Value::String(p))) =
-            (m.get("username"), m.get("password"))
-    {
-        let auth = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
-        m.insert("auth".into(), Value::String(auth));
-    }
-    entry
-}
-
-/// Reads the pull secrets of service account `namespace/sa` and writes them as a docker config
-/// under `tmp`. `Ok(None)` when the account lists none.
-pub async fn docker_config(
+/// Reads the pull secrets of service account `namespace/sa` into credentials per registry
+/// (empty when the account lists none).
+pub async fn credentials(
     client: &Client,
     namespace: &str,
     sa: &str,
-    tmp: &std::path::Path,
-) -> Result<Option<DockerConfig>, String> {
+) -> Result<RegistryCredentials, String> {
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     let account = accounts
         .get_opt(sa)
@@ -109,9 +68,6 @@ pub async fn docker_config(
         .map(|r| r.name)
         .filter(|n| !n.is_empty())
         .collect();
-    if names.is_empty() {
-        return Ok(None);
-    }
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let mut all = Vec::new();
     for name in names {
@@ -122,23 +78,28 @@ pub async fn docker_config(
             .ok_or_else(|| {
                 format!("image pull secret {namespace}/{name} of service account {sa} not found")
             })?;
-        all.push(secret_auths(&secret)?);
+        all.push(secret);
     }
-    std::fs::create_dir_all(tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let dir = tempfile::Builder::new()
-        .prefix("auth-")
-        .tempdir_in(tmp)
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let config = DockerConfig { dir };
-    let text = serde_json::to_vec(&merge(all)).map_err(|e| e.to_string())?;
-    std::fs::write(config.path(), text).map_err(|e| format!("{}: {e}", config.path().display()))?;
-    Ok(Some(config))
+    merge(&all)
+}
+
+/// The credentials of `secrets`, the first one naming a registry winning.
+pub fn merge(secrets: &[Secret]) -> Result<RegistryCredentials, String> {
+    let mut credentials = RegistryCredentials::default();
+    for secret in secrets {
+        let name = secret.metadata.name.as_deref().unwrap_or_default();
+        credentials
+            .add_docker_auths(&secret_auths(secret)?)
+            .map_err(|e| format!("image pull secret {name:?}: {e}"))?;
+    }
+    Ok(credentials)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use k8s_openapi::ByteString;
+    use timoni_core::oci::Credentials;
 
     fn secret(name: &str, ty: &str, key: &str, json: &str) -> Secret {
         let mut s = Secret::default();
@@ -153,7 +114,7 @@ mod tests {
     }
 
     #[test]
-    fn pull_secrets_merge_first_wins_and_get_an_auth_field() {
+    fn pull_secrets_merge_in_memory_and_the_first_wins() {
         let a = secret(
             "a",
             "kubernetes.io/dockerconfigjson",
@@ -164,11 +125,15 @@ mod tests {
             "b",
             "kubernetes.io/dockercfg",
             ".dockercfg",
-            r#"{"r1":{"auth":"other"},"r2":{"auth":"eDp5"}}"#,
+            r#"{"r1":{"auth":"b3RoZXI6eA=="},"r2":{"auth":"eDp5"}}"#,
         );
-        let merged = merge([secret_auths(&a).unwrap(), secret_auths(&b).unwrap()]);
-        assert_eq!(merged["auths"]["r1"]["auth"], "dTpw");
-        assert_eq!(merged["auths"]["r2"]["auth"], "eDp5");
+        let merged = merge(&[a, b]).unwrap();
+        let basic = |u: &str, p: &str| Credentials::Basic {
+            username: u.into(),
+            password: p.into(),
+        };
+        assert_eq!(merged.get("r1"), Some(&basic("u", "p")));
+        assert_eq!(merged.get("r2"), Some(&basic("x", "y")));
     }
 
     #[test]

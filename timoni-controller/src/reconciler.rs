@@ -3,13 +3,15 @@
 //! with the Project's exponential backoff, the status is written with server-side apply on the
 //! status subresource (field manager `timoni-controller`) and progress goes out as Events.
 //!
-//! One apply: read the service account's pull secrets (registries they do not cover are logged
-//! in to with the service account's cloud workload identity, see [`crate::workload_identity`]),
-//! resolve the watched tag, and stop there
-//! (no write at all) when that digest is already applied, nothing was asked and the instances
-//! are still there; else pull the artifact, load `project.cue`, and run the blocking
-//! `timoni_core::project::reconcile::reconcile_project` on the blocking pool, impersonating the
-//! Project's service account, its events forwarded to the Event recorder as they come.
+//! One apply: read the service account's pull secrets into memory (registries they do not
+//! cover are logged in to with the service account's cloud workload identity, see
+//! [`crate::workload_identity`]), resolve the watched tag, and let
+//! `timoni_core::project::plan::decide` say what to do: nothing (a `Stalled` failure of the same
+//! inputs), a drift check (nothing changed: a server-side apply dry run, re-applying or only
+//! reporting what drifted), or a run: pull the artifact, load `project.cue`, and run the
+//! blocking `timoni_core::project::reconcile::reconcile_project` on the blocking pool,
+//! impersonating the Project's service account, its events written to the status, the logs
+//! and the Event recorder as they come.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -28,9 +30,10 @@ use timoni_core::cluster::kube::{ConfigConnector, impersonate_service_account};
 use timoni_core::oci::cloud::TokenCache;
 use timoni_core::oci::{self, ArtifactUrl, Cache, ConnectOptions, Fetcher};
 use timoni_core::project::api::{
-    self, API_VERSION, ComponentStatus, InstanceRef, Project, ProjectStatus,
+    self, API_VERSION, ComponentStatus, DriftMode, InstanceRef, Project, ProjectStatus,
 };
 use timoni_core::project::definition::load_project;
+use timoni_core::project::plan::{self, Decision, Observed};
 use timoni_core::project::reconcile::{
     self as core_reconcile, ProjectEvent, ReconcileOptions, Target, phase,
 };
@@ -112,6 +115,8 @@ pub enum Error {
     Reconcile {
         reason: &'static str,
         message: String,
+        /// Retrying the same inputs cannot help.
+        stalled: bool,
     },
     /// A request of the controller itself (status, finalizer) failed.
     #[error("kubernetes API: {0}")]
@@ -121,6 +126,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether retrying cannot help until the Project or its artifact changes.
+    pub fn stalled(&self) -> bool {
+        match self {
+            Error::Reconcile {
+                reason, stalled, ..
+            } => *stalled || conditions::is_stalled(reason),
+            Error::Finalizer(f) => match f.as_ref() {
+                kube::runtime::finalizer::Error::ApplyFailed(e)
+                | kube::runtime::finalizer::Error::CleanupFailed(e) => e.stalled(),
+                _ => false,
+            },
+            Error::Kube(_) => false,
+        }
+    }
+
     /// The reason for metrics and the backoff.
     pub fn reason(&self) -> &str {
         match self {
@@ -151,7 +171,12 @@ pub async fn reconcile(project: Arc<Project>, ctx: Arc<Context>) -> Result<Actio
         }
     })
     .await
-    .map_err(|e| Error::Finalizer(Box::new(e)));
+    .map_err(|e| match e {
+        // The apply's or cleanup's own error, without kube's "failed to apply object:" prefix.
+        kube::runtime::finalizer::Error::ApplyFailed(e)
+        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
+        e => Error::Finalizer(Box::new(e)),
+    });
     ctx.metrics
         .observe(started.elapsed(), result.as_ref().err().map(|e| e.reason()));
     result
@@ -170,11 +195,12 @@ pub fn error_policy(project: Arc<Project>, error: &Error, ctx: Arc<Context>) -> 
         .spec
         .backoff()
         .unwrap_or((Duration::from_secs(5), Duration::from_secs(300)));
-    let wait = if conditions::is_stalled(error.reason()) {
+    let wait = if error.stalled() {
         max
     } else {
         api::backoff(min, max, failures)
     };
+    let error = error.to_string().replace('\n', "; ");
     tracing::warn!(project = %key(&project), %error, failures, ?wait, "reconcile failed");
     Action::requeue(wait)
 }
@@ -183,7 +209,8 @@ pub fn error_policy(project: Arc<Project>, error: &Error, ctx: Arc<Context>) -> 
 struct Run {
     digest: Option<String>,
     components: Option<Vec<ComponentStatus>>,
-    failure: Option<(&'static str, String)>,
+    /// Reason, message, and whether retrying the same inputs cannot help.
+    failure: Option<(&'static str, String, bool)>,
 }
 
 impl Run {
@@ -191,7 +218,7 @@ impl Run {
         Run {
             digest: None,
             components: None,
-            failure: Some((reason, message.into())),
+            failure: Some((reason, message.into(), false)),
         }
     }
 }
@@ -233,10 +260,8 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .map_err(|e| format!("internal error: {e}"))
 }
 
-/// Whether the instances the status lists are still installed. "Healthy" is taken to mean
-/// that their inventory Secrets exist: the readiness of their objects was checked when they
-/// were applied, and the next change of the artifact, the spec or the requestedAt annotation
-/// applies (and checks) them again.
+/// Whether the instances the status lists are still installed (their inventory Secrets
+/// exist); used when drift checks are disabled.
 async fn instances_present(ctx: &Context, status: &ProjectStatus) -> Result<bool, kube::Error> {
     for c in &status.components {
         for i in &c.instances {
@@ -262,6 +287,7 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
         if status != previous {
             patch_status(ctx, project, &status).await?;
         }
+        tracing::info!(project = %key(project), "skip: suspended");
         ctx.failures().remove(&key(project));
         return Ok(Action::await_change());
     }
@@ -287,16 +313,14 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
             return finish(project, ctx, &previous, run, requested).await;
         }
     };
-    let tmp = ctx.cache_dir.join("tmp");
-    let docker = match pull_secrets::docker_config(
+    let credentials = match pull_secrets::credentials(
         &ctx.client,
         &project.namespace().unwrap_or_default(),
         &project.spec.service_account_name,
-        &tmp,
     )
     .await
     {
-        Ok(d) => d,
+        Ok(c) => c,
         Err(e) => {
             let run = Run::failed(reason::PULL_SECRETS_FAILED, e);
             return finish(project, ctx, &previous, run, requested).await;
@@ -319,7 +343,8 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
     };
     let connect = ConnectOptions {
         creds: None,
-        docker_config: docker.as_ref().map(|d| d.path()),
+        registry_credentials: credentials,
+        docker_config: None,
         insecure: ctx.registry_insecure,
         workload_identity: Some(Arc::new(identity)),
     };
@@ -343,16 +368,46 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
         }
     };
 
-    // Nothing changed: no write at all.
-    if previous.last_applied_digest.as_deref() == Some(digest.as_str())
-        && previous.observed_generation == generation
-        && previous.last_handled_reconcile_at == requested
-        && conditions::is_true(&previous.conditions, conditions::READY)
-        && instances_present(ctx, &previous).await?
-    {
-        ctx.failures().remove(&key(project));
-        return Ok(Action::requeue(interval));
-    }
+    let observed = Observed {
+        digest: &digest,
+        generation,
+        requested_at: requested.as_deref(),
+        drift: project.spec.drift.unwrap_or_default(),
+    };
+    let triggers = match plan::decide(&previous, &observed) {
+        Decision::Stalled => {
+            tracing::info!(project = %key(project), %digest,
+                "skip: the last run of this artifact failed in a way retrying cannot fix (Stalled); waiting for a new artifact, spec or reconcile request");
+            ctx.failures().remove(&key(project));
+            return Ok(Action::requeue(interval));
+        }
+        Decision::UpToDate(DriftMode::Disabled) => {
+            if instances_present(ctx, &previous).await? {
+                tracing::info!(project = %key(project), %digest, "skip: up to date");
+                ctx.failures().remove(&key(project));
+                return Ok(Action::requeue(interval));
+            }
+            "instances missing".to_string()
+        }
+        Decision::UpToDate(_) if !instances_present(ctx, &previous).await? => {
+            "instances missing".to_string()
+        }
+        Decision::UpToDate(mode) => {
+            let work = Work {
+                url,
+                digest,
+                connect,
+                timeout,
+            };
+            return check_drift(project, ctx, &previous, work, mode, interval).await;
+        }
+        Decision::Apply(t) => t
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    tracing::info!(project = %key(project), %digest, why = %triggers, "run starts");
 
     // Announce the run.
     let mut status = previous.clone();
@@ -367,8 +422,13 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
         patch_status(ctx, project, &status).await?;
     }
 
-    let run = run_project(project, ctx, url, digest, connect, timeout, &previous).await;
-    drop(docker);
+    let work = Work {
+        url,
+        digest,
+        connect,
+        timeout,
+    };
+    let run = run_project(project, ctx, work, status, &previous).await;
     let failed = run.failure.is_some();
     let action = finish(project, ctx, &previous, run, requested).await?;
     Ok(if failed {
@@ -378,30 +438,41 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
     })
 }
 
-/// Pulls, loads and applies the Project at `digest`.
-#[allow(clippy::too_many_arguments)]
-async fn run_project(
-    project: &Project,
-    ctx: &Context,
+/// What a run pulls and how.
+struct Work {
     url: ArtifactUrl,
     digest: String,
     connect: ConnectOptions,
     timeout: Duration,
-    previous: &ProjectStatus,
-) -> Run {
+}
+
+/// A pulled and loaded Project, ready to apply.
+struct Loaded {
+    definition: timoni_core::project::definition::Project,
+    /// Holds the artifact's files until the run ends.
+    workdir: tempfile::TempDir,
+    connector: ConfigConnector,
+    fetcher: Fetcher,
+    target: Target,
+}
+
+/// Pulls the artifact at `work.digest` and loads its Project file.
+async fn load(project: &Project, ctx: &Context, work: &Work) -> Result<Loaded, Run> {
     let ns = project.namespace().unwrap_or_default();
     let tmp = ctx.cache_dir.join("tmp");
-    let workdir = match std::fs::create_dir_all(&tmp)
+    let workdir = std::fs::create_dir_all(&tmp)
         .and_then(|_| tempfile::Builder::new().prefix("project-").tempdir_in(&tmp))
-    {
-        Ok(d) => d,
-        Err(e) => return Run::failed(reason::ARTIFACT_FAILED, format!("{}: {e}", tmp.display())),
-    };
+        .map_err(|e| Run::failed(reason::ARTIFACT_FAILED, format!("{}: {e}", tmp.display())))?;
     let cache = Cache::new(ctx.cache_dir.join("layers"));
     let path = project.spec.path().to_string();
     let dest = workdir.path().join("project");
     let loaded = {
-        let (url, digest, connect, cache) = (url, digest.clone(), connect.clone(), cache.clone());
+        let (url, digest, connect, cache) = (
+            work.url.clone(),
+            work.digest.clone(),
+            work.connect.clone(),
+            cache.clone(),
+        );
         blocking(move || {
             let registry = oci::connect(&url, &connect)
                 .map_err(|e| (reason::ARTIFACT_FAILED, e.to_string()))?;
@@ -420,109 +491,294 @@ async fn run_project(
         .map_err(|e| (reason::ARTIFACT_FAILED, e))
         .and_then(|r| r)
     };
-    let definition = match loaded {
-        Ok(p) => p,
-        Err((r, m)) => {
-            return Run {
-                digest: Some(digest),
-                ..Run::failed(r, m)
-            };
-        }
-    };
-
+    let definition = loaded.map_err(|(r, m)| Run {
+        digest: Some(work.digest.clone()),
+        ..Run::failed(r, m)
+    })?;
     let mut config = ctx.config.clone();
     impersonate_service_account(&mut config, &ns, &project.spec.service_account_name);
-    let connector = ConfigConnector { config };
-    let fetcher = Fetcher {
-        connect,
-        cache,
-        network: true,
-    };
     let annotations = project.annotations();
-    let target = Target {
-        cluster_name: annotations.get(api::CLUSTER_ANNOTATION).cloned(),
-        cluster_group: annotations.get(api::GROUP_ANNOTATION).cloned(),
-    };
-    let opts = ReconcileOptions {
-        timeout,
-        poll: ctx.poll,
-        previous: previous
-            .components
-            .iter()
-            .flat_map(|c| c.instances.iter().cloned())
-            .collect(),
-    };
+    Ok(Loaded {
+        definition,
+        workdir,
+        connector: ConfigConnector { config },
+        fetcher: Fetcher {
+            connect: work.connect.clone(),
+            cache,
+            network: true,
+        },
+        target: Target {
+            cluster_name: annotations.get(api::CLUSTER_ANNOTATION).cloned(),
+            cluster_group: annotations.get(api::GROUP_ANNOTATION).cloned(),
+        },
+    })
+}
+
+/// Runs `reconcile_project` on the blocking pool, handing its progress to `on_event` as it
+/// comes.
+async fn reconcile_loaded<F, Fut>(
+    loaded: Loaded,
+    opts: ReconcileOptions,
+    mut on_event: F,
+) -> Result<core_reconcile::Outcome, String>
+where
+    F: FnMut(ProjectEvent) -> Fut,
+    Fut: Future<Output = ()>,
+{
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ProjectEvent>();
     let work = blocking(move || {
         let send = move |e: ProjectEvent| {
             let _ = tx.send(e);
         };
         let outcome = core_reconcile::reconcile_project(
-            &definition,
-            &target,
-            &connector,
-            Some(&fetcher),
+            &loaded.definition,
+            &loaded.target,
+            &loaded.connector,
+            Some(&loaded.fetcher),
             &opts,
             &send,
         );
-        drop(workdir);
+        drop(loaded.workdir);
         outcome
     });
     let forward = async {
         while let Some(e) = rx.recv().await {
-            if let Some(ev) = events::for_project_event(&e) {
-                publish(ctx, project, ev).await;
-            }
+            on_event(e).await;
         }
     };
     let (outcome, ()) = tokio::join!(work, forward);
+    outcome
+}
+
+fn previous_instances(previous: &ProjectStatus) -> Vec<InstanceRef> {
+    previous
+        .components
+        .iter()
+        .flat_map(|c| c.instances.iter().cloned())
+        .collect()
+}
+
+/// Logs one instance apply at INFO (WARN when it failed), with the project, component and
+/// instance as fields.
+fn log_instance(project: &str, e: &core_reconcile::InstanceEvent) {
+    let instance = format!("{}/{}", e.instance.namespace, e.instance.name);
+    let changed = e
+        .changes
+        .iter()
+        .filter(|c| c.action != timoni_core::cluster::apply::Action::Unchanged)
+        .count();
+    match &e.error {
+        None => tracing::info!(
+            project,
+            component = %e.component,
+            instance,
+            module = %format!("{}@{}", e.instance.module_url, e.instance.module_version),
+            objects = e.changes.len(),
+            changed,
+            duration_ms = e.duration.as_millis() as u64,
+            "apply"
+        ),
+        Some(error) => tracing::warn!(
+            project,
+            component = %e.component,
+            instance,
+            module = %format!("{}@{}", e.instance.module_url, e.instance.module_version),
+            duration_ms = e.duration.as_millis() as u64,
+            error = %error.replace('\n', "; "),
+            "apply failed"
+        ),
+    }
+}
+
+/// Pulls, loads and applies the Project at `work.digest`; `status` (the announced status) is
+/// updated and written as each component starts and ends, so that the run can be watched.
+async fn run_project(
+    project: &Project,
+    ctx: &Context,
+    work: Work,
+    mut status: ProjectStatus,
+    previous: &ProjectStatus,
+) -> Run {
+    let loaded = match load(project, ctx, &work).await {
+        Ok(l) => l,
+        Err(run) => return run,
+    };
+    let digest = work.digest.clone();
+    // Every component of this artifact starts Pending, keeping what it had applied.
+    let pending: Vec<ComponentStatus> = loaded
+        .definition
+        .components
+        .iter()
+        .map(|c| {
+            let old = previous.components.iter().find(|o| o.name == c.name);
+            ComponentStatus {
+                name: c.name.clone(),
+                phase: phase::PENDING.into(),
+                digest: Some(digest.clone()),
+                last_applied_time: old.and_then(|o| o.last_applied_time.clone()),
+                instances: old.map(|o| o.instances.clone()).unwrap_or_default(),
+                ..Default::default()
+            }
+        })
+        .collect();
+    status.components = plan::carry_over(&previous.components, pending);
+    if let Err(e) = patch_status(ctx, project, &status).await {
+        tracing::warn!(project = %key(project), error = %e, "cannot write the run's progress");
+    }
+    let opts = ReconcileOptions {
+        timeout: work.timeout,
+        poll: ctx.poll,
+        previous: previous_instances(previous),
+        dry_run: false,
+    };
+    let name = key(project);
+    let status = tokio::sync::Mutex::new(status);
+    let outcome = reconcile_loaded(loaded, opts, |e| {
+        let (name, status, digest) = (&name, &status, &digest);
+        async move {
+            let mut live = None;
+            match &e {
+                ProjectEvent::ComponentStarted { component, at } => {
+                    tracing::info!(project = %name, component, %digest, "component starts");
+                    let mut s = status.lock().await;
+                    if let Some(c) = s.components.iter_mut().find(|c| &c.name == component) {
+                        c.phase = phase::PROGRESSING.into();
+                        c.started_at = Some(at.to_string());
+                        c.error = None;
+                    }
+                    live = Some(s.clone());
+                }
+                ProjectEvent::ComponentFinished(done) => {
+                    let mut s = status.lock().await;
+                    if let Some(c) = s.components.iter_mut().find(|c| c.name == done.name) {
+                        let kept = c.instances.clone();
+                        let applied = c.last_applied_time.clone();
+                        *c = ComponentStatus {
+                            digest: Some(digest.clone()),
+                            last_applied_time: done.last_applied_time.clone().or(applied),
+                            ..done.clone()
+                        };
+                        for i in kept {
+                            if !c.instances.iter().any(|j| j.name == i.name && j.namespace == i.namespace) {
+                                c.instances.push(i);
+                            }
+                        }
+                    }
+                    if done.phase == phase::BLOCKED {
+                        tracing::info!(project = %name, component = %done.name, "skip: blocked by a component it needs");
+                    }
+                    live = Some(s.clone());
+                }
+                ProjectEvent::Instance(i) => log_instance(name, i),
+                ProjectEvent::Pruned { instance, error } => {
+                    let instance = format!("{}/{}", instance.namespace, instance.name);
+                    match error {
+                        None => tracing::info!(project = %name, instance, "prune"),
+                        Some(error) => tracing::warn!(project = %name, instance, error = %error.replace('\n', "; "), "prune failed"),
+                    }
+                }
+            }
+            if let Some(ev) = events::for_project_event(&e, digest) {
+                publish(ctx, project, ev).await;
+            }
+            if let Some(s) = live
+                && let Err(e) = patch_status(ctx, project, &s).await
+            {
+                tracing::warn!(project = %name, error = %e, "cannot write the run's progress");
+            }
+        }
+    })
+    .await;
     match outcome {
-        Ok(o) => Run {
-            digest: Some(digest),
-            failure: o.failure.clone().map(|f| (f.reason, f.message)),
-            components: Some(o.components),
-        },
+        Ok(mut o) => {
+            for c in &mut o.components {
+                c.digest = Some(digest.clone());
+            }
+            Run {
+                digest: Some(work.digest),
+                failure: o.failure.clone().map(|f| (f.reason, f.message, f.stalled)),
+                components: Some(o.components),
+            }
+        }
         Err(e) => Run {
-            digest: Some(digest),
+            digest: Some(work.digest),
             ..Run::failed(reason::ARTIFACT_FAILED, e)
         },
     }
 }
 
-/// After a failure, the instances applied before that this run did not apply again stay in
-/// the status, so that a later successful run prunes them and a delete uninstalls them.
-fn carry_over(previous: &[ComponentStatus], mut now: Vec<ComponentStatus>) -> Vec<ComponentStatus> {
-    let same = |a: &InstanceRef, b: &InstanceRef| a.name == b.name && a.namespace == b.namespace;
-    let listed = |all: &[ComponentStatus], i: &InstanceRef| {
-        all.iter().any(|c| c.instances.iter().any(|j| same(i, j)))
+/// Between artifact changes: dry-runs the applied artifact against the live objects (a
+/// server-side apply dry run of every object of every instance); with `DriftMode::Correct`,
+/// re-applies when anything drifted (objects edited or deleted by hand) and records a
+/// `DriftCorrected` Event listing them, with `Report` only a `DriftDetected` Event. Nothing is
+/// written when nothing drifted.
+async fn check_drift(
+    project: &Project,
+    ctx: &Context,
+    previous: &ProjectStatus,
+    work: Work,
+    mode: DriftMode,
+    interval: Duration,
+) -> Result<Action, Error> {
+    let name = key(project);
+    let requested = project
+        .annotations()
+        .get(api::REQUESTED_AT_ANNOTATION)
+        .cloned();
+    let loaded = match load(project, ctx, &work).await {
+        Ok(l) => l,
+        Err(run) => return finish(project, ctx, previous, run, requested).await,
     };
-    let mut gone = Vec::new();
-    for old in previous {
-        let kept: Vec<InstanceRef> = old
-            .instances
-            .iter()
-            .filter(|i| !listed(&now, i))
-            .cloned()
-            .collect();
-        if kept.is_empty() {
-            continue;
+    let opts = ReconcileOptions {
+        timeout: work.timeout,
+        poll: ctx.poll,
+        previous: Vec::new(),
+        dry_run: true,
+    };
+    let changes = std::sync::Mutex::new(Vec::new());
+    let outcome = reconcile_loaded(loaded, opts, |e| {
+        if let ProjectEvent::Instance(i) = e {
+            changes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(i.changes);
         }
-        match now.iter_mut().find(|c| c.name == old.name) {
-            Some(c) => c.instances.extend(kept),
-            None => gone.push(ComponentStatus {
-                name: old.name.clone(),
-                phase: phase::PENDING.into(),
-                error: Some(
-                    "no longer in the project: its instances are uninstalled after a successful run"
-                        .into(),
-                ),
-                instances: kept,
-                ..Default::default()
-            }),
-        }
+        async {}
+    })
+    .await;
+    let drifted = plan::drifted(&changes.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let failure = match &outcome {
+        Ok(o) => o.failure.clone().map(|f| f.message),
+        Err(e) => Some(e.clone()),
+    };
+    if let Some(f) = failure {
+        // The dry run itself failed (cluster unreachable, forbidden): say so, change nothing.
+        tracing::warn!(project = %name, error = %f.replace('\n', "; "), "drift check failed");
+        ctx.failures().remove(&name);
+        return Ok(Action::requeue(interval));
     }
-    now.extend(gone);
-    now
+    if drifted.is_empty() {
+        tracing::info!(project = %name, digest = %work.digest, "skip: up to date, no drift");
+        ctx.failures().remove(&name);
+        return Ok(Action::requeue(interval));
+    }
+    tracing::info!(project = %name, digest = %work.digest, objects = %drifted.join(", "), ?mode, "drift");
+    if mode == DriftMode::Report {
+        publish(ctx, project, events::drift(false, &drifted)).await;
+        return Ok(Action::requeue(interval));
+    }
+    let status = previous.clone();
+    let run = run_project(project, ctx, work, status, previous).await;
+    let failed = run.failure.is_some();
+    if !failed {
+        publish(ctx, project, events::drift(true, &drifted)).await;
+    }
+    let action = finish(project, ctx, previous, run, requested).await?;
+    Ok(if failed {
+        action
+    } else {
+        Action::requeue(interval)
+    })
 }
 
 /// Writes the result of a run (status and Event) and turns a failure into an error for
@@ -551,18 +807,30 @@ async fn finish(
             conditions::succeeded(&mut status.conditions, &msg, generation, &t);
             patch_status(ctx, project, &status).await?;
             publish(ctx, project, events::result(true, "", &msg)).await;
+            tracing::info!(project = %key(project), %digest, "run succeeded");
             ctx.failures().remove(&key(project));
             Ok(Action::await_change())
         }
-        Some((r, message)) => {
+        Some((r, message, stalled)) => {
             if let Some(c) = run.components {
-                status.components = carry_over(&previous.components, c);
+                status.components = plan::carry_over(&previous.components, c);
             }
-            let message = events::truncate(message, 4000);
-            conditions::failed(&mut status.conditions, r, &message, generation, &t);
+            let message = events::truncate(message, events::MAX_MESSAGE);
+            conditions::failed(
+                &mut status.conditions,
+                r,
+                &message,
+                *stalled,
+                generation,
+                &t,
+            );
             patch_status(ctx, project, &status).await?;
             publish(ctx, project, events::result(false, r, &message)).await;
-            Err(Error::Reconcile { reason: r, message })
+            Err(Error::Reconcile {
+                reason: r,
+                message,
+                stalled: *stalled,
+            })
         }
     }
 }
@@ -576,6 +844,7 @@ async fn cleanup(project: &Project, ctx: &Context) -> Result<Action, Error> {
         .get(api::ORPHAN_ANNOTATION)
         .is_some_and(|v| v == "true")
     {
+        tracing::info!(project = %key(project), "skip: deleted with the orphan annotation, instances left in place");
         return Ok(Action::await_change());
     }
     let instances: Vec<InstanceRef> = project
@@ -597,6 +866,7 @@ async fn cleanup(project: &Project, ctx: &Context) -> Result<Action, Error> {
         timeout: project.spec.timeout().unwrap_or(Duration::from_secs(300)),
         poll: ctx.poll,
         previous: Vec::new(),
+        dry_run: false,
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ProjectEvent>();
     let work = blocking(move || {
@@ -608,7 +878,16 @@ async fn cleanup(project: &Project, ctx: &Context) -> Result<Action, Error> {
     });
     let forward = async {
         while let Some(e) = rx.recv().await {
-            if let Some(ev) = events::for_project_event(&e) {
+            if let ProjectEvent::Pruned { instance, error } = &e {
+                let instance = format!("{}/{}", instance.namespace, instance.name);
+                match error {
+                    None => tracing::info!(project = %key(project), instance, "delete"),
+                    Some(error) => {
+                        tracing::warn!(project = %key(project), instance, error = %error.replace('\n', "; "), "delete failed")
+                    }
+                }
+            }
+            if let Some(ev) = events::for_project_event(&e, "") {
                 publish(ctx, project, ev).await;
             }
         }
@@ -617,6 +896,7 @@ async fn cleanup(project: &Project, ctx: &Context) -> Result<Action, Error> {
     let errors = errors.map_err(|e| Error::Reconcile {
         reason: "UninstallFailed",
         message: e,
+        stalled: false,
     })?;
     if errors.is_empty() {
         Ok(Action::await_change())
@@ -624,54 +904,8 @@ async fn cleanup(project: &Project, ctx: &Context) -> Result<Action, Error> {
         Err(Error::Reconcile {
             reason: "UninstallFailed",
             message: errors.join("; "),
+            stalled: false,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn inst(n: &str) -> InstanceRef {
-        InstanceRef {
-            name: n.into(),
-            namespace: "ns".into(),
-            ..Default::default()
-        }
-    }
-
-    fn comp(name: &str, instances: &[&str]) -> ComponentStatus {
-        ComponentStatus {
-            name: name.into(),
-            phase: phase::READY.into(),
-            instances: instances.iter().map(|i| inst(i)).collect(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn failed_runs_keep_the_instances_they_did_not_apply_again() {
-        let previous = [comp("a", &["a1", "a2"]), comp("old", &["o1"])];
-        let now = vec![comp("a", &["a1"]), comp("b", &[])];
-        let merged = carry_over(&previous, now);
-        let names: Vec<(String, Vec<String>)> = merged
-            .iter()
-            .map(|c| {
-                (
-                    c.name.clone(),
-                    c.instances.iter().map(|i| i.name.clone()).collect(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            names,
-            [
-                ("a".to_string(), vec!["a1".to_string(), "a2".to_string()]),
-                ("b".to_string(), vec![]),
-                ("old".to_string(), vec!["o1".to_string()]),
-            ]
-        );
-        assert_eq!(merged[2].phase, phase::PENDING);
     }
 }
 
@@ -707,6 +941,7 @@ mod policy_tests {
         let err = |reason| Error::Reconcile {
             reason,
             message: String::new(),
+            stalled: false,
         };
         let waits: Vec<Action> = (0..4)
             .map(|_| error_policy(p.clone(), &err("Forbidden"), ctx.clone()))

@@ -94,6 +94,11 @@ impl Cluster {
         rt: &Arc<tokio::runtime::Runtime>,
         lease: Option<timoni_controller::LeaseSettings>,
     ) -> Option<Cluster> {
+        // The controller's logs, shown for failed tests.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info,kube=warn")
+            .with_test_writer()
+            .try_init();
         let env = envtest::Envtest::start()?;
         let kubeconfig = Kubeconfig::read_from(env.kubeconfig()).unwrap();
         let config = rt
@@ -991,4 +996,176 @@ fn a_service_account_cannot_escape_its_namespace_and_orphaned_projects_leave_the
     c.wait_ready("keep", "keep", "True", "ReconciliationSucceeded");
     c.delete_project("keep", "keep");
     assert_eq!(c.config_map("kept", "kept-main").unwrap()["version"], "v1");
+}
+
+#[test]
+fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    let rt = runtime();
+    let Some(c) = Cluster::start(&rt) else {
+        return;
+    };
+    let url = reg.url("team/solo");
+    let good = publish(
+        &[
+            ("project.cue", PROJECT_ONE.into()),
+            ("bundles/web.cue", bundle("web", "web", "v1")),
+        ],
+        &url,
+    );
+    c.tenant("team", "deployer", true, None);
+    c.create_project(
+        "team",
+        "solo",
+        &url,
+        "latest",
+        json!({"runtime.timoni.sh/cluster": "test"}),
+    );
+    let st = c.wait_ready("team", "solo", "True", "ReconciliationSucceeded");
+
+    // Each component says when it started and which artifact it applied; an Event said so.
+    let web = &st.components[0];
+    assert_eq!(web.phase, "Ready");
+    assert_eq!(web.digest.as_deref(), Some(good.as_str()));
+    let started: jiff::Timestamp = web.started_at.as_deref().unwrap().parse().unwrap();
+    let applied: jiff::Timestamp = web.last_applied_time.as_deref().unwrap().parse().unwrap();
+    assert!(started <= applied, "{started} > {applied}");
+    let starts = c.events("team", "ComponentStarted");
+    assert_eq!(starts.len(), 1, "{starts:?}");
+    let note = starts[0].note.clone().unwrap_or_default();
+    assert!(
+        note.starts_with("component web started ") && note.ends_with(&format!("revision {good}")),
+        "{note}"
+    );
+    let ready_since = |st: &ProjectStatus| {
+        st.conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| c.last_transition_time.clone())
+    };
+    let since = ready_since(&st);
+
+    // Edited by hand: re-applied within an interval, reported as DriftCorrected.
+    let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "web");
+    let tamper = json!({"data": {"version": "tampered"}});
+    c.block(cms.patch("web-main", &PatchParams::default(), &Patch::Merge(&tamper)))
+        .unwrap();
+    wait_for("the edited ConfigMap to be restored", || {
+        (c.config_map("web", "web-main")?["version"] == "v1").then_some(())
+    });
+    let corrected = wait_for("a DriftCorrected event", || {
+        let e = c.events("team", "DriftCorrected");
+        (!e.is_empty()).then_some(e)
+    });
+    let note = corrected[0].note.clone().unwrap_or_default();
+    assert!(
+        note.ends_with("\nConfigMap/web/web-main configured"),
+        "{note}"
+    );
+
+    // Deleted by hand: recreated.
+    c.block(cms.delete("web-main", &DeleteParams::default()))
+        .unwrap();
+    wait_for("the deleted ConfigMap to be recreated", || {
+        c.config_map("web", "web-main").map(|_| ())
+    });
+    let corrected = wait_for("a second DriftCorrected event", || {
+        let e = c.events("team", "DriftCorrected");
+        (e.len() >= 2).then_some(e)
+    });
+    let note = corrected.last().unwrap().note.clone().unwrap_or_default();
+    assert!(note.ends_with("\nConfigMap/web/web-main created"), "{note}");
+    let st = c.status("team", "solo");
+    assert_eq!(ready_since(&st), since, "Ready did not transition");
+
+    // Report only: the drift is recorded and left in place.
+    let api: Api<Project> = Api::namespaced(c.client.clone(), "team");
+    let patch = json!({"spec": {"drift": "Report"}});
+    c.block(api.patch("solo", &PatchParams::default(), &Patch::Merge(&patch)))
+        .unwrap();
+    wait_for("the spec change to be observed", || {
+        let p = c.project("team", "solo")?;
+        (p.status?.observed_generation == p.metadata.generation).then_some(())
+    });
+    c.block(cms.patch("web-main", &PatchParams::default(), &Patch::Merge(&tamper)))
+        .unwrap();
+    let detected = wait_for("a DriftDetected event", || {
+        let e = c.events("team", "DriftDetected");
+        (!e.is_empty()).then_some(e)
+    });
+    assert!(
+        detected[0]
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .ends_with("\nConfigMap/web/web-main configured")
+    );
+    std::thread::sleep(Duration::from_secs(2)); // two intervals
+    assert_eq!(
+        c.config_map("web", "web-main").unwrap()["version"],
+        "tampered"
+    );
+
+    // A build error of an artifact is Stalled, not retried: no write until something changes;
+    // the message names the artifact's files, never the controller's directories.
+    let broken = publish(
+        &[
+            ("project.cue", PROJECT_ONE.into()),
+            (
+                "bundles/web.cue",
+                bundle("web", "web", "v2").replace(r#"version: "v2""#, r#"version: "v2" & 2"#),
+            ),
+        ],
+        &url,
+    );
+    let st = wait_for("the build error", || {
+        let st = c.status("team", "solo");
+        (st.last_attempted_digest.as_deref() == Some(broken.as_str())
+            && st
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Stalled" && c.status == "True"))
+        .then_some(st)
+    });
+    let ready = st.conditions.iter().find(|c| c.type_ == "Ready").unwrap();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "BuildFailed")
+    );
+    assert!(ready.message.len() <= 1000);
+    let cache = c._cache.path().display().to_string();
+    for text in [&ready.message, st.components[0].error.as_ref().unwrap()] {
+        assert!(!text.contains(&cache) && !text.contains("/tmp/"), "{text}");
+        assert!(
+            text.contains("conflicting values \"v2\" and 2")
+                && text.contains("\n    bundles/web.cue:7:20\n")
+                && text.ends_with("\n    bundles/web.cue:7:27")
+                && text.matches("conflicting values").count() == 1,
+            "{text}"
+        );
+    }
+    let kept: jiff::Timestamp = st.components[0]
+        .last_applied_time
+        .as_deref()
+        .expect("the last successful apply is kept across the failed run")
+        .parse()
+        .unwrap();
+    assert!(kept >= applied);
+    assert_eq!(st.last_applied_digest.as_deref(), Some(good.as_str()));
+    let version = c.project("team", "solo").unwrap().metadata.resource_version;
+    let count = c.reconciles();
+    wait_for("two more reconciles", || {
+        (c.reconciles() >= count + 2).then_some(())
+    });
+    assert_eq!(
+        c.project("team", "solo").unwrap().metadata.resource_version,
+        version,
+        "a stalled Project was written again"
+    );
+    assert_eq!(
+        c.config_map("web", "web-main").unwrap()["version"],
+        "tampered"
+    );
 }

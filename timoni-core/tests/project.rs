@@ -80,6 +80,7 @@ fn run(
         timeout: std::time::Duration::from_secs(30),
         poll: std::time::Duration::from_millis(200),
         previous,
+        dry_run: false,
     };
     let outcome = reconcile_project(&project, &target, connector, None, &opts, &|e| {
         events.lock().unwrap().push((Instant::now(), e))

@@ -30,14 +30,49 @@ struct Args {
     /// The namespace of the Lease (default: the pod's namespace, else `timoni-system`).
     #[arg(long)]
     leader_elect_namespace: Option<String>,
+    /// How long the Lease stays valid without renewal: a new leader takes over within it.
+    #[arg(long, default_value = "15s", value_parser = lease_duration)]
+    leader_elect_lease_duration: Duration,
     /// Layer cache and temporary directory.
     #[arg(long, default_value = "/tmp/timoni-controller")]
     cache_dir: PathBuf,
     /// Use plain HTTP for every registry.
     #[arg(long)]
     registry_insecure: bool,
+    /// Log lines as JSON objects (one per line, for log collectors) or as text.
+    #[arg(long, value_enum, default_value = "json")]
+    log_format: LogFormat,
     #[command(flatten)]
     cloud: timoni_controller::workload_identity::CloudArgs,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum LogFormat {
+    Json,
+    Text,
+}
+
+/// Logs to stderr at `RUST_LOG` (default `info,kube=warn`), colour only on a terminal.
+fn init_logs(format: LogFormat) {
+    use std::io::IsTerminal as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "info,kube=warn".into());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    match format {
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+fn lease_duration(s: &str) -> Result<Duration, String> {
+    let d = timoni_core::project::api::parse_duration(s)?;
+    if d < Duration::from_secs(2) {
+        return Err("the lease duration must be at least 2s".into());
+    }
+    Ok(d)
 }
 
 async fn config(args: &Args) -> anyhow::Result<kube::Config> {
@@ -81,13 +116,8 @@ async fn shutdown() {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,kube=warn".into()),
-        )
-        .init();
     let args = Args::parse();
+    init_logs(args.log_format);
     let result = async {
         let config = config(&args).await.context("kubernetes configuration")?;
         let mut settings = Settings::new(config, args.cache_dir.clone());
@@ -107,7 +137,7 @@ async fn main() -> std::process::ExitCode {
                 name: "timoni-controller".into(),
                 namespace,
                 identity,
-                duration: Duration::from_secs(15),
+                duration: args.leader_elect_lease_duration,
             });
         }
         run(settings, shutdown()).await

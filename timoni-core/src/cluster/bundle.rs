@@ -60,6 +60,16 @@ pub enum BundleEvent<'a> {
     },
 }
 
+/// A bundle that does not load or evaluate is an error of its own CUE (the same files give
+/// the same error), unlike a module that cannot be fetched or a runtime value that cannot be
+/// read: said with [`crate::Error::Cue`] (the message is unchanged).
+fn content_error(e: crate::Error) -> crate::Error {
+    match e {
+        crate::Error::Bundle(m) => crate::Error::Cue(m),
+        e => e,
+    }
+}
+
 fn on(cluster: &runtime::Cluster, e: ApplyError) -> ApplyError {
     if cluster.is_default() {
         return e;
@@ -69,6 +79,9 @@ fn on(cluster: &runtime::Cluster, e: ApplyError) -> ApplyError {
             what: format!("cluster {}: {what}", cluster.name),
             err,
         },
+        ApplyError::Build(crate::Error::Cue(m)) => {
+            ApplyError::Build(crate::Error::Cue(format!("cluster {}: {m}", cluster.name)))
+        }
         ApplyError::Build(b) => ApplyError::Build(crate::Error::Bundle(format!(
             "cluster {}: {b}",
             cluster.name
@@ -143,7 +156,7 @@ pub fn apply_bundle(
             workdir: req.bundle.workdir.clone(),
         };
         let b = bundle::load_bundle(&req.bundle.files, &opts)
-            .map_err(|e| on(&rc, ApplyError::Build(e)))?;
+            .map_err(|e| on(&rc, ApplyError::Build(content_error(e))))?;
         events(BundleEvent::Bundle(&b.name));
         if !rc.is_default() {
             events(BundleEvent::Cluster(&rc));
@@ -247,10 +260,11 @@ fn apply_one(
                     Some(fetcher),
                 )
                 .map_err(|e| {
-                    ApplyError::Build(crate::Error::Bundle(format!(
-                        "instance {}: {}: {e}",
-                        bi.name, bi.url
-                    )))
+                    let m = format!("instance {}: {}: {e}", bi.name, bi.url);
+                    ApplyError::Build(match e {
+                        crate::Error::Fetch(_) => crate::Error::Fetch(m),
+                        _ => crate::Error::Bundle(m),
+                    })
                 })?;
                 sources.insert(key.clone(), source);
             }

@@ -29,6 +29,96 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
+/// Credentials per registry host, held in memory: what a controller reads from Kubernetes pull
+/// Secrets, so that no `config.json` is ever written to disk. The first entry given for a host
+/// wins (as the kubelet merges a service account's pull secrets).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegistryCredentials {
+    by_host: std::collections::BTreeMap<String, Credentials>,
+}
+
+impl RegistryCredentials {
+    /// Adds `credentials` for `registry` (a host, `host:port`, or a docker config key such as
+    /// `https://index.docker.io/v1/`) unless that host already has some.
+    pub fn insert(&mut self, registry: &str, credentials: Credentials) {
+        self.by_host
+            .entry(registry_host(registry))
+            .or_insert(credentials);
+    }
+
+    /// The credentials of `registry`, if any.
+    pub fn get(&self, registry: &str) -> Option<&Credentials> {
+        self.by_host.get(&registry_host(registry))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_host.is_empty()
+    }
+
+    /// Adds the entries of a docker config `auths` object (`auth` = base64 of `user:password`,
+    /// or `username` and `password`, or `identitytoken` / `registrytoken`); entries without any
+    /// of these are ignored, as docker does.
+    pub fn add_docker_auths(
+        &mut self,
+        auths: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<()> {
+        for (registry, entry) in auths {
+            let field = |k: &str| {
+                entry
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .filter(|v| !v.is_empty())
+            };
+            let credentials = if let Some(auth) = field("auth") {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(auth.trim())
+                    .map_err(|e| {
+                        OciError::Credentials(format!("{registry}: `auth` is not base64: {e}"))
+                    })?;
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    OciError::Credentials(format!("{registry}: `auth` is not UTF-8"))
+                })?;
+                let Some((username, password)) = text.split_once(':') else {
+                    return Err(OciError::Credentials(format!(
+                        "{registry}: `auth` is not base64 of user:password"
+                    )));
+                };
+                Credentials::Basic {
+                    username: username.to_string(),
+                    password: password.to_string(),
+                }
+            } else if let (Some(username), Some(password)) = (field("username"), field("password"))
+            {
+                Credentials::Basic {
+                    username: username.to_string(),
+                    password: password.to_string(),
+                }
+            } else if let Some(token) = field("identitytoken").or_else(|| field("registrytoken")) {
+                Credentials::Bearer(token.to_string())
+            } else {
+                continue;
+            };
+            self.insert(registry, credentials);
+        }
+        Ok(())
+    }
+}
+
+/// The host (and port) of a registry as docker config keys name it: no scheme, no path, and
+/// Docker Hub's several names as one.
+fn registry_host(registry: &str) -> String {
+    let r = registry.trim();
+    let r = r
+        .strip_prefix("https://")
+        .or_else(|| r.strip_prefix("http://"))
+        .unwrap_or(r);
+    let host = r.split('/').next().unwrap_or(r).to_ascii_lowercase();
+    match host.as_str() {
+        "index.docker.io" | "registry-1.docker.io" | "docker.io" => "docker.io".to_string(),
+        _ => host,
+    }
+}
+
 /// The docker config file: `$DOCKER_CONFIG/config.json`, else `$HOME/.docker/config.json`.
 pub fn docker_config_path(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     if let Some(d) = env("DOCKER_CONFIG").filter(|d| !d.is_empty()) {
@@ -152,6 +242,31 @@ pub fn logout(path: &Path, registry: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_memory_credentials_read_docker_auths_first_one_wins() {
+        let auths = serde_json::json!({
+            "https://index.docker.io/v1/": {"auth": "dTpw"},
+            "127.0.0.1:5000": {"username": "ci", "password": "s3cret"},
+            "ghcr.io": {"identitytoken": "tok"},
+            "empty.example": {},
+        });
+        let mut c = RegistryCredentials::default();
+        c.add_docker_auths(auths.as_object().unwrap()).unwrap();
+        let other = serde_json::json!({"127.0.0.1:5000": {"auth": "eDp5"}});
+        c.add_docker_auths(other.as_object().unwrap()).unwrap();
+        let basic = |u: &str, p: &str| Credentials::Basic {
+            username: u.into(),
+            password: p.into(),
+        };
+        assert_eq!(c.get("docker.io"), Some(&basic("u", "p")));
+        assert_eq!(c.get("127.0.0.1:5000"), Some(&basic("ci", "s3cret")));
+        assert_eq!(c.get("ghcr.io"), Some(&Credentials::Bearer("tok".into())));
+        assert_eq!(c.get("empty.example"), None);
+        let bad = serde_json::json!({"r": {"auth": "%%%"}});
+        let err = c.add_docker_auths(bad.as_object().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("r: `auth` is not base64"), "{err}");
+    }
 
     #[test]
     fn creds_flag_is_basic_with_a_colon_else_bearer() {

@@ -18,6 +18,7 @@ mod auth;
 mod build;
 mod cache;
 pub mod cloud;
+mod container;
 mod error;
 mod extract;
 mod images;
@@ -26,11 +27,17 @@ mod ops;
 mod reference;
 mod registry;
 
-pub use auth::{Credentials, docker_config_path, login, logout, resolve_credentials};
+pub use auth::{
+    Credentials, RegistryCredentials, docker_config_path, login, logout, resolve_credentials,
+};
 pub use build::{
     Descriptor, Image, Layer, artifact_layer, assemble_image, default_annotations, module_layers,
 };
 pub use cache::{Cache, CacheRegistry};
+pub use container::{
+    ContainerImage, ContainerSpec, IMAGE_CONFIG_MEDIA_TYPE, IMAGE_LAYER_MEDIA_TYPE,
+    build_container_image, push_container_image,
+};
 pub use error::{OciError, Result};
 pub use extract::{ExtractLimits, extract_layer};
 pub use images::images_annotation;

@@ -10,7 +10,7 @@ use oci_client::{Client, Reference, RegistryOperation};
 
 use std::path::PathBuf;
 
-use super::auth::{Credentials, resolve_credentials};
+use super::auth::{Credentials, RegistryCredentials, resolve_credentials};
 use super::build::sha256;
 use super::error::{OciError, Result};
 use super::reference::ArtifactUrl;
@@ -54,7 +54,11 @@ pub struct RegistryOptions {
 pub struct ConnectOptions {
     /// `--creds user:password` or `--creds token`.
     pub creds: Option<String>,
-    /// The docker config (`~/.docker/config.json`) for credentials when `creds` is unset.
+    /// Credentials per registry held in memory (a controller's pull secrets), used when `creds`
+    /// is unset, before the docker config.
+    pub registry_credentials: RegistryCredentials,
+    /// The docker config (`~/.docker/config.json`) for credentials when neither `creds` nor
+    /// `registry_credentials` covers the registry.
     pub docker_config: Option<PathBuf>,
     /// `--registry-insecure`.
     pub insecure: bool,
@@ -75,7 +79,8 @@ pub fn connect(url: &ArtifactUrl, options: &ConnectOptions) -> Result<OciClientR
     )
 }
 
-/// `--creds`, else a forced provider, else the docker config, else the cloud of the host.
+/// `--creds`, else a forced provider, else the in-memory credentials, else the docker config,
+/// else the cloud of the host.
 fn connect_credentials(url: &ArtifactUrl, options: &ConnectOptions) -> Result<Credentials> {
     let creds = options.creds.as_deref().filter(|c| !c.is_empty());
     let wi = options.workload_identity.as_deref();
@@ -84,6 +89,11 @@ fn connect_credentials(url: &ArtifactUrl, options: &ConnectOptions) -> Result<Cr
         && let Some(c) = wi.credentials(&url.registry)?
     {
         return Ok(c);
+    }
+    if creds.is_none()
+        && let Some(c) = options.registry_credentials.get(&url.registry)
+    {
+        return Ok(c.clone());
     }
     let credentials = resolve_credentials(creds, &url.registry, options.docker_config.as_deref())?;
     if credentials == Credentials::Anonymous

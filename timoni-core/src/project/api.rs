@@ -74,6 +74,27 @@ pub struct ProjectSpec {
     /// The exponential backoff between failed reconciles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetrySpec>,
+    /// What to do every interval when the artifact did not change and live objects differ
+    /// from what was applied: `Correct` (default) re-applies them, `Report` only records a
+    /// `DriftDetected` Event, `Disabled` checks nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "drift_schema")]
+    pub drift: Option<DriftMode>,
+}
+
+/// `spec.drift` as a plain string enum: the `null` member schemars adds for an optional enum
+/// is refused by API servers.
+fn drift_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["Correct", "Report", "Disabled"]})
+}
+
+/// `spec.drift`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum DriftMode {
+    #[default]
+    Correct,
+    Report,
+    Disabled,
 }
 
 /// The OCI artifact of a Project.
@@ -147,7 +168,13 @@ pub struct ComponentStatus {
     pub name: String,
     /// `Pending`, `Progressing`, `Ready`, `Failed` or `Blocked` (a component it needs failed).
     pub phase: String,
-    /// RFC 3339 time of the last successful apply.
+    /// RFC 3339 time the current (or last) apply of the component started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// The Project artifact digest the current (or last) apply comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// RFC 3339 time of the last successful apply (kept across failed runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_applied_time: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -41,6 +41,9 @@ pub struct ReconcileOptions {
     pub poll: Duration,
     /// The instances the previous run applied (from the status), to uninstall those gone.
     pub previous: Vec<InstanceRef>,
+    /// Server-side apply dry runs only (a drift check): nothing is changed, waited for or
+    /// pruned; the instance events report what an apply would create or configure.
+    pub dry_run: bool,
 }
 
 impl Default for ReconcileOptions {
@@ -49,6 +52,7 @@ impl Default for ReconcileOptions {
             timeout: Duration::from_secs(300),
             poll: Duration::from_secs(2),
             previous: Vec::new(),
+            dry_run: false,
         }
     }
 }
@@ -88,6 +92,9 @@ pub struct Failure {
     /// `DependencyNotReady`, `PruneFailed`.
     pub reason: &'static str,
     pub message: String,
+    /// Retrying the same artifact cannot help (its CUE does not evaluate, its values or objects
+    /// are invalid): the run is `Stalled` until the artifact, the spec or a request changes.
+    pub stalled: bool,
 }
 
 /// The result of a reconcile.
@@ -129,10 +136,55 @@ pub fn failure_reason(e: &ApplyError) -> &'static str {
             err: ClusterError::Transport(_),
             ..
         } => "ClusterUnreachable",
+        ApplyError::Build(crate::Error::Fetch(_)) => "ArtifactFailed",
         ApplyError::Build(_) => "BuildFailed",
         ApplyError::NotReady(_) => "HealthCheckFailed",
         _ => "ApplyFailed",
     }
+}
+
+/// Whether an apply error comes from the artifact's content alone (CUE evaluation, values,
+/// the module's layout, invalid objects), so that applying the same artifact again fails the
+/// same way. Fetch, runtime value and cluster errors may pass.
+pub fn is_deterministic(e: &ApplyError) -> bool {
+    matches!(
+        e,
+        ApplyError::Build(
+            crate::Error::Cue(_)
+                | crate::Error::Objects(_)
+                | crate::Error::Values { .. }
+                | crate::Error::Module(_)
+        )
+    )
+}
+
+/// `message` with the Project's directory (a controller's temporary directory) removed and the
+/// bundle loader's file names (`0.bundle.cue`, the files' order and base names) replaced by
+/// the component's bundle files, so that files are named as in the artifact
+/// (`my-app/bundle.cue:12:5`).
+fn relative(dir: &Path, bundle: &[std::path::PathBuf], message: &str) -> String {
+    let prefix = format!("{}/", dir.display());
+    let mut message = message.replace(&prefix, "");
+    for (i, path) in bundle.iter().enumerate() {
+        let base = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let base = base.strip_suffix(".cue").unwrap_or(&base);
+        let loaded = format!("{i}.{base}.cue:");
+        let rel = path.strip_prefix(dir).unwrap_or(path).display().to_string();
+        message = message
+            .split_inclusive('\n')
+            .map(|line| {
+                let body = line.trim_start();
+                match body.strip_prefix(&loaded) {
+                    Some(rest) => format!("{}{rel}:{rest}", &line[..line.len() - body.len()]),
+                    None => line.to_string(),
+                }
+            })
+            .collect();
+    }
+    message
 }
 
 type ComponentResult = (ComponentStatus, Option<Failure>);
@@ -230,6 +282,7 @@ pub fn reconcile_project(
         && let Some(b) = components.iter().find(|c| c.phase != phase::READY)
     {
         failure = Some(Failure {
+            stalled: false,
             reason: "DependencyNotReady",
             message: format!(
                 "component {}: {}",
@@ -242,10 +295,11 @@ pub fn reconcile_project(
         components,
         failure,
     };
-    if outcome.failure.is_none() {
+    if outcome.failure.is_none() && !opts.dry_run {
         let errors = prune(&outcome, connector, opts, events);
         if !errors.is_empty() {
             outcome.failure = Some(Failure {
+                stalled: false,
                 reason: "PruneFailed",
                 message: format!(
                     "uninstalling instances no longer in the project: {}",
@@ -266,17 +320,7 @@ fn prune(
     opts: &ReconcileOptions,
     events: &(dyn Fn(ProjectEvent) + Sync),
 ) -> Vec<String> {
-    let current = outcome.instances();
-    let stale: Vec<InstanceRef> = opts
-        .previous
-        .iter()
-        .filter(|p| {
-            !current
-                .iter()
-                .any(|c| c.name == p.name && c.namespace == p.namespace)
-        })
-        .cloned()
-        .collect();
+    let stale = super::plan::stale(&opts.previous, &outcome.instances());
     if stale.is_empty() {
         return Vec::new();
     }
@@ -396,36 +440,44 @@ fn run_component(
     opts: &ReconcileOptions,
     events: &(dyn Fn(ProjectEvent) + Sync),
 ) -> (ComponentStatus, Option<Failure>) {
+    let started_at = jiff::Timestamp::now();
     events(ProjectEvent::ComponentStarted {
         component: component.name.clone(),
-        at: jiff::Timestamp::now(),
+        at: started_at,
     });
     let mut status = ComponentStatus {
         name: component.name.clone(),
         phase: phase::PROGRESSING.into(),
+        started_at: Some(started_at.to_string()),
         ..Default::default()
     };
-    let fail = |mut status: ComponentStatus, reason: &'static str, msg: String| {
+    let dir = project.dir.as_path();
+    let fail = |mut status: ComponentStatus, reason: &'static str, stalled: bool, msg: String| {
+        let msg = relative(dir, &component.bundle, &msg);
         status.phase = phase::FAILED.into();
         status.error = Some(msg.clone());
         let failure = Failure {
             reason,
             message: format!("component {}: {msg}", status.name),
+            stalled,
         };
         (status, Some(failure))
     };
     let req = match component_request(&project.dir, component, target) {
         Ok(r) => r,
-        Err(e) => return fail(status, "BuildFailed", e.to_string()),
+        Err(e) => {
+            let e = ApplyError::Build(e);
+            return fail(status, "BuildFailed", is_deterministic(&e), e.to_string());
+        }
     };
     let breq = BundleApplyRequest {
         bundle: req,
         package: "main".into(),
-        dry_run: false,
+        dry_run: opts.dry_run,
         diff: false,
         force: false,
         overwrite_ownership: false,
-        wait: true,
+        wait: !opts.dry_run,
         timeout: opts.timeout,
         poll: opts.poll,
     };
@@ -461,7 +513,9 @@ fn run_component(
                 changes: std::mem::take(&mut changes),
                 started,
                 duration: elapsed,
-                error: result.err().map(ToString::to_string),
+                error: result
+                    .err()
+                    .map(|e| relative(dir, &component.bundle, &e.to_string())),
             }));
         }
         _ => {}
@@ -470,12 +524,30 @@ fn run_component(
     match result {
         Ok(_) => {
             status.phase = phase::READY.into();
-            status.last_applied_time = Some(jiff::Timestamp::now().to_string());
+            if !opts.dry_run {
+                status.last_applied_time = Some(jiff::Timestamp::now().to_string());
+            }
             (status, None)
         }
         Err(e) => {
             let reason = failure_reason(&e);
-            fail(status, reason, e.to_string())
+            fail(status, reason, is_deterministic(&e), e.to_string())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_files_of_the_artifact() {
+        let dir = Path::new("/cache/tmp/project-x/project");
+        let bundle = [dir.join("my-app/bundle.cue"), dir.join("my-app/extra.cue")];
+        let msg = "failed to build bundle: a: conflicting values 1 and 2:\n    1.extra.cue:3:4\n    0.bundle.cue:12:5\n    /cache/tmp/project-x/project/modules/x/values.cue:1:2";
+        assert_eq!(
+            relative(dir, &bundle, msg),
+            "failed to build bundle: a: conflicting values 1 and 2:\n    my-app/extra.cue:3:4\n    my-app/bundle.cue:12:5\n    modules/x/values.cue:1:2"
+        );
     }
 }

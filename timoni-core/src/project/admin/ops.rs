@@ -243,13 +243,18 @@ fn sort_key(time: &str) -> (i128, String) {
 }
 
 /// The core/v1 Events of the Project's namespace whose involved object is the Project, oldest
-/// first.
+/// first. They outlive the Project (until the API server expires them): a Project that is gone
+/// is "not found" only when it left no Events.
 pub fn project_events(
     cluster: &dyn Cluster,
     namespace: &str,
     name: &str,
 ) -> Result<Vec<ProjectEvent>, AdminError> {
-    get_project(cluster, namespace, name)?;
+    let exists = match get_project(cluster, namespace, name) {
+        Ok(_) => true,
+        Err(AdminError::NotFound(_)) => false,
+        Err(e) => return Err(e),
+    };
     let items = cluster
         .list("v1", "Event", namespace, "")
         .map_err(cerr(format!("listing the Events of namespace {namespace}")))?;
@@ -274,6 +279,9 @@ pub fn project_events(
             count: e.get("count").and_then(Value::as_i64).unwrap_or(1),
         })
         .collect();
+    if out.is_empty() && !exists {
+        return Err(not_found(namespace, name));
+    }
     out.sort_by_cached_key(|e| sort_key(&e.time));
     Ok(out)
 }
