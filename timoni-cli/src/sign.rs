@@ -144,7 +144,7 @@ impl VerifyFlags {
             given(&self.certificate_identity_regexp),
         ) {
             (Some(i), _) => Matcher::Exact(i.to_string()),
-            (None, Some(r)) => Matcher::regex(r, "certificate-identity-regexp")?,
+            (None, Some(r)) => Matcher::regex(r, "--certificate-identity-regexp")?,
             (None, None) => bail!(
                 "--certificate-identity or --certificate-identity-regexp is required for Cosign verification in keyless mode"
             ),
@@ -154,7 +154,7 @@ impl VerifyFlags {
             given(&self.certificate_oidc_issuer_regexp),
         ) {
             (Some(i), _) => Matcher::Exact(i.to_string()),
-            (None, Some(r)) => Matcher::regex(r, "certificate-oidc-issuer-regexp")?,
+            (None, Some(r)) => Matcher::regex(r, "--certificate-oidc-issuer-regexp")?,
             (None, None) => bail!(
                 "--certificate-oidc-issuer or --certificate-oidc-issuer-regexp is required for Cosign verification in keyless mode"
             ),

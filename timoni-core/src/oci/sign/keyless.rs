@@ -27,11 +27,11 @@ pub enum Matcher {
 }
 
 impl Matcher {
-    /// A regular expression matcher; the error names the flag it came from.
+    /// A regular expression matcher; the error names the flag or field it came from.
     pub fn regex(pattern: &str, flag: &str) -> super::Result<Self> {
         regex::Regex::new(pattern)
             .map(Matcher::Regex)
-            .map_err(|e| super::OciError::InvalidInput(format!("invalid --{flag}: {e}")))
+            .map_err(|e| super::OciError::InvalidInput(format!("invalid {flag}: {e}")))
     }
 
     pub fn matches(&self, s: &str) -> bool {
