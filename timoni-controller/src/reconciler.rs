@@ -26,7 +26,8 @@ use serde_json::json;
 use timoni_core::cluster::inventory;
 use timoni_core::cluster::kube::{ConfigConnector, impersonate_service_account};
 use timoni_core::oci::cloud::TokenCache;
-use timoni_core::oci::{self, ArtifactUrl, Cache, ConnectOptions, Fetcher};
+use timoni_core::oci::sign::{VerificationPolicy, VerifyingFetcher};
+use timoni_core::oci::{self, ArtifactUrl, Cache, ConnectOptions, Fetcher, ModuleFetch};
 use timoni_core::project::api::{
     self, API_VERSION, ComponentStatus, InstanceRef, Project, ProjectStatus,
 };
@@ -39,7 +40,7 @@ use timoni_core::project::source::{fetch_project, resolve_tag};
 use crate::conditions::{self, reason};
 use crate::metrics::Metrics;
 use crate::workload_identity::{self, CloudSettings};
-use crate::{events, pull_secrets};
+use crate::{events, pull_secrets, verification};
 
 /// The field manager of the status and the reporting controller of Events.
 pub const FIELD_MANAGER: &str = "timoni-controller";
@@ -324,6 +325,20 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
         workload_identity: Some(Arc::new(identity)),
     };
 
+    let policy = match &project.spec.verify {
+        None => None,
+        Some(v) => {
+            let ns = project.namespace().unwrap_or_default();
+            match verification::policy(&ctx.client, &ns, v).await {
+                Ok(p) => Some(Arc::new(p)),
+                Err(e) => {
+                    let run = Run::failed(reason::VERIFICATION_FAILED, e);
+                    return finish(project, ctx, &previous, run, requested).await;
+                }
+            }
+        }
+    };
+
     // Resolve the tag.
     let tag = project.spec.tag().to_string();
     let resolved = {
@@ -367,7 +382,10 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
         patch_status(ctx, project, &status).await?;
     }
 
-    let run = run_project(project, ctx, url, digest, connect, timeout, &previous).await;
+    let run = run_project(
+        project, ctx, url, digest, connect, policy, timeout, &previous,
+    )
+    .await;
     drop(docker);
     let failed = run.failure.is_some();
     let action = finish(project, ctx, &previous, run, requested).await?;
@@ -386,6 +404,7 @@ async fn run_project(
     url: ArtifactUrl,
     digest: String,
     connect: ConnectOptions,
+    policy: Option<Arc<VerificationPolicy>>,
     timeout: Duration,
     previous: &ProjectStatus,
 ) -> Run {
@@ -402,7 +421,12 @@ async fn run_project(
     let dest = workdir.path().join("project");
     let loaded = {
         let (url, digest, connect, cache) = (url, digest.clone(), connect.clone(), cache.clone());
+        let policy = policy.clone();
         blocking(move || {
+            if let Some(policy) = &policy {
+                oci::sign::verify(&url.with_digest(&digest), policy, &connect)
+                    .map_err(|e| (reason::VERIFICATION_FAILED, e.to_string()))?;
+            }
             let registry = oci::connect(&url, &connect)
                 .map_err(|e| (reason::ARTIFACT_FAILED, e.to_string()))?;
             fetch_project(&registry, &url, &digest, &dest, &cache)
@@ -457,11 +481,20 @@ async fn run_project(
         let send = move |e: ProjectEvent| {
             let _ = tx.send(e);
         };
+        // With spec.verify, every module the Project pulls is verified as its artifact was.
+        let verifying = policy.map(|policy| VerifyingFetcher {
+            fetcher: fetcher.clone(),
+            policy,
+        });
+        let modules: &dyn ModuleFetch = match &verifying {
+            Some(v) => v,
+            None => &fetcher,
+        };
         let outcome = core_reconcile::reconcile_project(
             &definition,
             &target,
             &connector,
-            Some(&fetcher),
+            Some(modules),
             &opts,
             &send,
         );
