@@ -185,8 +185,9 @@ impl Cluster {
     }
 }
 
-/// A Project of one component: the `cm` module (shipped inside the artifact) at `version`.
-fn project_dir(version: &str) -> tempfile::TempDir {
+/// A Project of one component: the `cm` module at `version`, from `module` (the body of the
+/// instance's `module` field; the module is also shipped inside the artifact).
+fn project_dir(version: &str, module: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -210,7 +211,7 @@ fn project_dir(version: &str) -> tempfile::TempDir {
 	apiVersion: "v1alpha1"
 	name: "web"
 	instances: "web": {{
-		module: url: "file://../modules/cm"
+		module: {{{module}}}
 		namespace: "web"
 		values: version: "{version}"
 	}}
@@ -222,11 +223,19 @@ fn project_dir(version: &str) -> tempfile::TempDir {
     dir
 }
 
+const LOCAL_MODULE: &str = r#"url: "file://../modules/cm""#;
+
 /// Pushes the Project at `version` under `tag`, signed with `key` when given; returns the digest.
-fn push(url: &ArtifactUrl, version: &str, tag: &str, key: Option<&SigningKey>) -> String {
+fn push(
+    url: &ArtifactUrl,
+    version: &str,
+    module: &str,
+    tag: &str,
+    key: Option<&SigningKey>,
+) -> String {
     let connect = ConnectOptions::default();
     let registry = oci::connect(url, &connect).unwrap();
-    let dir = project_dir(version);
+    let dir = project_dir(version, module);
     let digest = oci::push_artifact(
         &registry,
         dir.path(),
@@ -258,8 +267,8 @@ fn a_project_with_verify_applies_signed_artifacts_only() {
     let other = sign::generate_key_pair(b"pw").unwrap();
     let url_text = reg.url("team/solo");
     let url = ArtifactUrl::parse(&url_text).unwrap();
-    let signed = push(&url, "v1", "signed", Some(&key));
-    let unsigned = push(&url, "v2", "unsigned", None);
+    let signed = push(&url, "v1", LOCAL_MODULE, "signed", Some(&key));
+    let unsigned = push(&url, "v2", LOCAL_MODULE, "unsigned", None);
 
     c.apply::<Namespace>(
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
@@ -316,4 +325,52 @@ fn a_project_with_verify_applies_signed_artifacts_only() {
         )
     );
     assert_eq!(c.config_map("web", "web-main").unwrap()["version"], "v1");
+
+    // Modules pulled from a registry are verified too: a signed one is applied, an unsigned
+    // one fails its component with VerificationFailed before it is built.
+    let module_url = reg.url("modules/cm");
+    let modules = ArtifactUrl::parse(&module_url).unwrap();
+    let registry = oci::connect(&modules, &ConnectOptions::default()).unwrap();
+    let src = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/testdata/modules/cm"
+    ));
+    for (version, signed) in [("0.1.0", true), ("0.2.0", false)] {
+        let pushed = oci::push_module(
+            &registry,
+            src,
+            &modules,
+            version,
+            false,
+            &BTreeMap::new(),
+            None,
+            false,
+        )
+        .unwrap();
+        if signed {
+            sign::sign(
+                &modules.with_digest(&pushed.digest),
+                &key,
+                &ConnectOptions::default(),
+            )
+            .unwrap();
+        }
+    }
+    let from_registry = |v: &str| format!(r#"url: "{module_url}", version: "{v}""#);
+    let good = push(&url, "v3", &from_registry("0.1.0"), "modules", Some(&key));
+    c.project(&url_text, "modules", "cosign-keys");
+    c.wait_ready("True", "ReconciliationSucceeded", &good);
+    assert_eq!(c.config_map("web", "web-main").unwrap()["version"], "v3");
+    let bad = push(&url, "v4", &from_registry("0.2.0"), "modules", Some(&key));
+    let st = c.wait_ready("False", "VerificationFailed", &bad);
+    let ready = st.conditions.iter().find(|c| c.type_ == "Ready").unwrap();
+    assert!(
+        ready
+            .message
+            .contains(&format!("verifying {module_url}@sha256:"))
+            && ready.message.ends_with("failed: no signatures found"),
+        "{}",
+        ready.message
+    );
+    assert_eq!(c.config_map("web", "web-main").unwrap()["version"], "v3");
 }

@@ -69,10 +69,9 @@ fn on(cluster: &runtime::Cluster, e: ApplyError) -> ApplyError {
             what: format!("cluster {}: {what}", cluster.name),
             err,
         },
-        ApplyError::Build(b) => ApplyError::Build(crate::Error::Bundle(format!(
-            "cluster {}: {b}",
-            cluster.name
-        ))),
+        ApplyError::Build(b) => {
+            ApplyError::Build(b.in_context(&format!("cluster {}", cluster.name)))
+        }
         ApplyError::Ownership(m) => ApplyError::Ownership(format!("cluster {}: {m}", cluster.name)),
         ApplyError::NotReady(m) => ApplyError::NotReady(format!("cluster {}: {m}", cluster.name)),
         ApplyError::Inventory(m) => ApplyError::Inventory(format!("cluster {}: {m}", cluster.name)),
@@ -243,10 +242,7 @@ fn apply_one(
                     Some(fetcher),
                 )
                 .map_err(|e| {
-                    ApplyError::Build(crate::Error::Bundle(format!(
-                        "instance {}: {}: {e}",
-                        bi.name, bi.url
-                    )))
+                    ApplyError::Build(e.in_context(&format!("instance {}: {}", bi.name, bi.url)))
                 })?;
                 sources.insert(key.clone(), source);
             }

@@ -129,6 +129,7 @@ pub fn failure_reason(e: &ApplyError) -> &'static str {
             err: ClusterError::Transport(_),
             ..
         } => "ClusterUnreachable",
+        ApplyError::Build(crate::Error::Verification(_)) => "VerificationFailed",
         ApplyError::Build(_) => "BuildFailed",
         ApplyError::NotReady(_) => "HealthCheckFailed",
         _ => "ApplyFailed",
