@@ -115,6 +115,32 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
     ] {
         assert_eq!(fails(timoni(h, &args)), expected, "{args:?}");
     }
+
+    // A trusted root without a certificate authority cannot verify keyless signatures.
+    let root = h.join("trusted_root.json");
+    std::fs::write(&root, r#"{"tlogs": [], "certificateAuthorities": []}"#).unwrap();
+    let args = [
+        "mod",
+        "pull",
+        url,
+        "-o",
+        d,
+        "--verify",
+        "cosign",
+        "--certificate-identity",
+        "me",
+        "--certificate-oidc-issuer",
+        "https://issuer",
+        "--trusted-root",
+        root.to_str().unwrap(),
+    ];
+    assert_eq!(
+        fails(timoni(h, &args)),
+        format!(
+            "✗ {}: invalid trusted root: keyless verification needs at least one certificate authority and one transparency log\n",
+            root.display()
+        )
+    );
 }
 
 #[test]
