@@ -1,11 +1,15 @@
 //! End-to-end tests of the signing flags: `mod push|artifact push --sign cosign --cosign-key`,
 //! `mod pull|artifact pull --verify cosign` and `--verify` on `build` and `bundle build` with an
 //! `oci://` module, the real binary against Debian's `docker-registry` (the harness shared with
-//! timoni-core). The flag checks need no registry; the rest skips loudly without one.
+//! timoni-core), keyless verification with the Sigstore stand-in of
+//! `timoni-core/tests/support/sigstore.rs`. The flag checks need no registry; the rest skips
+//! loudly without one.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+#[path = "../../timoni-core/tests/support/sigstore.rs"]
+mod fake;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
 
@@ -379,4 +383,85 @@ fn signed_pushes_verify_on_pull_and_build_and_unsigned_or_foreign_ones_are_refus
         ],
     ));
     assert!(err.contains("no matching signatures"), "{err}");
+}
+
+#[test]
+fn keyless_verification_matches_identity_and_issuer_with_the_trusted_root_file() {
+    let Some(server) = registry::start(None) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../timoni-core/blueprints/starter");
+    let url = server.url("keyless/demo");
+    let pushed = ok(timoni(
+        h,
+        &["mod", "push", module.to_str().unwrap(), &url, "-v", "1.0.0"],
+    ));
+    let digest = pushed
+        .split('@')
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_string();
+
+    // Keyless signing as a GitHub workflow, by the stand-in Fulcio and Rekor.
+    let sigstore = fake::FakeSigstore::new();
+    let root = h.join("trusted_root.json");
+    std::fs::write(&root, sigstore.root_json()).unwrap();
+    let artifact = timoni_core::oci::ArtifactUrl::parse(&url).unwrap();
+    let registry = timoni_core::oci::OciClientRegistry::new(
+        &artifact,
+        &timoni_core::oci::RegistryOptions {
+            insecure: false,
+            credentials: timoni_core::oci::Credentials::Anonymous,
+        },
+    )
+    .unwrap();
+    let payload = fake::simple_signing_payload(&artifact, &digest);
+    let workflow = "https://github.com/org/repo/.github/workflows/release.yaml@refs/tags/v1.0.0";
+    let annotations = sigstore.sign(
+        &payload,
+        workflow,
+        "https://token.actions.githubusercontent.com",
+    );
+    fake::push_signature_image(&registry, &artifact, &digest, &payload, &annotations);
+
+    let pull = |dir: &str, identity: &[&str]| {
+        let out = h.join(dir);
+        let mut args = vec![
+            "mod",
+            "pull",
+            &url,
+            "-v",
+            "1.0.0",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend(["--verify", "cosign"]);
+        args.extend(identity);
+        args.extend([
+            "--certificate-oidc-issuer",
+            "https://token.actions.githubusercontent.com",
+        ]);
+        args.extend(["--trusted-root", root.to_str().unwrap()]);
+        timoni(h, &args)
+    };
+    let log = ok(pull("exact", &["--certificate-identity", workflow]));
+    assert!(log.contains(&format!("verified {url}@{digest}")), "{log}");
+    ok(pull(
+        "regexp",
+        &["--certificate-identity-regexp", "^https://github.com/org/"],
+    ));
+    let err = fails(pull(
+        "wrong",
+        &["--certificate-identity-regexp", "^https://github.com/evil/"],
+    ));
+    assert_eq!(
+        err,
+        format!(
+            "✗ verifying {url}@{digest} failed: no matching signatures: none of the 1 signature(s) has a trusted certificate for identity matching /^https://github.com/evil// issued by \"https://token.actions.githubusercontent.com\", with a verified transparency log entry\n"
+        )
+    );
+    assert!(!h.join("wrong").join("timoni.cue").exists());
 }

@@ -1,8 +1,8 @@
 //! Cosign-compatible signing and verification against a real registry (Debian's
 //! `docker-registry`, from the shared harness `support/registry.rs`): key-based signatures made
 //! with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
-//! keyless verification with a throwaway Fulcio-like CA, leaf certificate and Rekor entry made
-//! here (rcgen and the `sigstore` crate's signers), and interoperability: a signature made by
+//! keyless verification with the throwaway Fulcio CA, leaf certificates and Rekor entries of
+//! `support/sigstore.rs`, and interoperability: a signature made by
 //! cosign verifies with our key check, and ours verify with skopeo and openssl doing cosign's
 //! key-based check. That test skips loudly without the tools unless `TIMONI_REQUIRE_SKOPEO=1`.
 
@@ -13,8 +13,6 @@ use std::process::Command;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
-use sigstore::crypto::signing_key::SigStoreKeyPair;
-use sigstore::crypto::{SigStoreSigner, SigningScheme};
 use timoni_core::oci::sign::{
     self, KeylessIdentity, Matcher, PublicKey, SigningKey, TrustedRoot, VerificationPolicy,
 };
@@ -23,8 +21,12 @@ use timoni_core::oci::{
     RegistryOptions,
 };
 
+#[path = "support/sigstore.rs"]
+mod fake;
 #[path = "support/registry.rs"]
 mod support;
+
+use fake::{FakeSigstore, SIMPLE_SIGNING, push_signature_image, simple_signing_payload};
 
 use support::TestRegistry;
 
@@ -32,8 +34,6 @@ use support::TestRegistry;
 const INVALID: &str = "no valid signatures: the 1 signature(s) under ";
 const INVALID_END: &str =
     "do not sign this digest, or their certificate or transparency log entry does not verify";
-
-const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 
 fn client(server: &TestRegistry) -> OciClientRegistry {
     OciClientRegistry::new(
@@ -124,54 +124,6 @@ fn manifest(reg: &OciClientRegistry, url: &ArtifactUrl) -> (serde_json::Value, S
     let bytes = reg.pull_manifest(url).unwrap();
     let digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
     (serde_json::from_slice(&bytes).unwrap(), digest)
-}
-
-/// Pushes a cosign signature image for `digest`: one simple-signing layer with `annotations`.
-fn push_signature_image(
-    reg: &OciClientRegistry,
-    url: &ArtifactUrl,
-    digest: &str,
-    payload: &[u8],
-    annotations: &BTreeMap<String, String>,
-) {
-    let sha = |b: &[u8]| format!("sha256:{}", hex::encode(Sha256::digest(b)));
-    let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
-    reg.push_blob(url, &sha(config), config).unwrap();
-    reg.push_blob(url, &sha(payload), payload).unwrap();
-    let manifest = serde_json::json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {
-            "mediaType": "application/vnd.oci.image.config.v1+json",
-            "size": config.len(),
-            "digest": sha(config),
-        },
-        "layers": [{
-            "mediaType": SIMPLE_SIGNING,
-            "size": payload.len(),
-            "digest": sha(payload),
-            "annotations": annotations,
-        }],
-    });
-    reg.push_manifest(
-        url,
-        &format!("{}.sig", digest.replace(':', "-")),
-        &serde_json::to_vec(&manifest).unwrap(),
-        "application/vnd.oci.image.manifest.v1+json",
-    )
-    .unwrap();
-}
-
-fn simple_signing_payload(url: &ArtifactUrl, digest: &str) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({
-        "critical": {
-            "identity": {"docker-reference": format!("{}/{}", url.registry, url.repository)},
-            "image": {"docker-manifest-digest": digest},
-            "type": "cosign container image signature",
-        },
-        "optional": null,
-    }))
-    .unwrap()
 }
 
 #[test]
@@ -349,123 +301,6 @@ fn encrypted_private_key_needs_its_password() {
         err.starts_with("cannot read the public key cosign.pub"),
         "{err}"
     );
-}
-
-/// A throwaway Sigstore: a CA standing in for Fulcio and a P-256 key standing in for Rekor.
-struct FakeSigstore {
-    ca: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
-    rekor: SigStoreSigner,
-    rekor_der: Vec<u8>,
-}
-
-impl FakeSigstore {
-    fn new() -> Self {
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-        ];
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "fake fulcio");
-        let ca = rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap())
-            .unwrap();
-        let rekor = SigningScheme::ECDSA_P256_SHA256_ASN1
-            .create_signer()
-            .unwrap();
-        let rekor_der = rekor
-            .to_sigstore_keypair()
-            .unwrap()
-            .public_key_to_der()
-            .unwrap();
-        FakeSigstore {
-            ca,
-            rekor,
-            rekor_der,
-        }
-    }
-
-    fn root(&self) -> TrustedRoot {
-        TrustedRoot::new(vec![self.ca.der().to_vec()], vec![self.rekor_der.clone()])
-    }
-
-    /// The `trusted_root.json` of this instance, in Sigstore's format.
-    fn root_json(&self) -> String {
-        serde_json::json!({
-            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-            "tlogs": [{
-                "baseUrl": "https://rekor.invalid",
-                "hashAlgorithm": "SHA2_256",
-                "publicKey": {
-                    "rawBytes": STANDARD.encode(&self.rekor_der),
-                    "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                    "validFor": {"start": "2020-01-01T00:00:00Z"},
-                },
-                "logId": {"keyId": STANDARD.encode(Sha256::digest(&self.rekor_der))},
-            }],
-            "certificateAuthorities": [{
-                "subject": {"organization": "test", "commonName": "fake fulcio"},
-                "uri": "https://fulcio.invalid",
-                "certChain": {"certificates": [{"rawBytes": STANDARD.encode(self.ca.der())}]},
-                "validFor": {"start": "2020-01-01T00:00:00Z"},
-            }],
-            "ctlogs": [],
-            "timestampAuthorities": [],
-        })
-        .to_string()
-    }
-
-    /// Signs `payload` keylessly as `identity` (an email or a URI) from `issuer`: a leaf
-    /// certificate with Fulcio's extensions, its signature, and a Rekor bundle recording both.
-    fn sign(&self, payload: &[u8], identity: &str, issuer: &str) -> BTreeMap<String, String> {
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        let san = rcgen::string::Ia5String::try_from(identity).unwrap();
-        params.subject_alt_names = vec![if identity.contains("://") {
-            rcgen::SanType::URI(san)
-        } else {
-            rcgen::SanType::Rfc822Name(san)
-        }];
-        params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::CodeSigning];
-        params.custom_extensions = vec![rcgen::CustomExtension::from_oid_content(
-            &[1, 3, 6, 1, 4, 1, 57264, 1, 1],
-            issuer.as_bytes().to_vec(),
-        )];
-        let leaf = params.signed_by(&leaf_key, &self.ca).unwrap();
-        let signer = SigStoreKeyPair::from_pem(leaf_key.serialize_pem().as_bytes())
-            .unwrap()
-            .to_sigstore_signer(&SigningScheme::ECDSA_P256_SHA256_ASN1)
-            .unwrap();
-        let signature = STANDARD.encode(signer.sign(payload).unwrap());
-        let body = serde_json::json!({
-            "apiVersion": "0.0.1",
-            "kind": "hashedrekord",
-            "spec": {
-                "data": {"hash": {"algorithm": "sha256", "value": hex::encode(Sha256::digest(payload))}},
-                "signature": {
-                    "content": signature,
-                    "publicKey": {"content": STANDARD.encode(leaf.pem())},
-                },
-            },
-        });
-        // Canonical JSON (RFC 8785) of the payload: keys sorted, no spaces.
-        let entry = serde_json::json!({
-            "body": STANDARD.encode(body.to_string()),
-            "integratedTime": jiff::Timestamp::now().as_second(),
-            "logID": hex::encode(Sha256::digest(&self.rekor_der)),
-            "logIndex": 7,
-        });
-        let set = STANDARD.encode(self.rekor.sign(entry.to_string().as_bytes()).unwrap());
-        let bundle = serde_json::json!({"SignedEntryTimestamp": set, "Payload": entry});
-        BTreeMap::from([
-            ("dev.cosignproject.cosign/signature".to_string(), signature),
-            ("dev.sigstore.cosign/certificate".to_string(), leaf.pem()),
-            ("dev.sigstore.cosign/chain".to_string(), self.ca.pem()),
-            ("dev.sigstore.cosign/bundle".to_string(), bundle.to_string()),
-        ])
-    }
 }
 
 fn keyless(identity: Matcher, issuer: Matcher, root: TrustedRoot) -> VerificationPolicy {
