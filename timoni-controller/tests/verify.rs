@@ -2,11 +2,15 @@
 //! docker-registry, as in `projects.rs`): an artifact signed with the key whose public half is
 //! in the Project's Secret is applied; pointed at an unsigned tag, or verified with a Secret
 //! holding another key, the Project is `Ready=False` reason `VerificationFailed` with a
-//! `ReconciliationFailed` Event, and what was applied stays as it was. Skips loudly without the
-//! servers, as the other controller tests do.
+//! `ReconciliationFailed` Event, and what was applied stays as it was. Keyless: the trust root
+//! in the Secret and `matchOIDCIdentity`, with the Sigstore stand-in of
+//! `timoni-core/tests/support/sigstore.rs`. Skips loudly without the servers, as the other
+//! controller tests do.
 
 #[path = "../../timoni-core/tests/common/envtest.rs"]
 mod envtest;
+#[path = "../../timoni-core/tests/support/sigstore.rs"]
+mod fake;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
 
@@ -173,6 +177,14 @@ impl Cluster {
     }
 
     fn project(&self, url: &str, tag: &str, secret: &str) {
+        self.project_with(
+            url,
+            tag,
+            json!({"provider": "cosign", "secretRef": {"name": secret}}),
+        );
+    }
+
+    fn project_with(&self, url: &str, tag: &str, verify: serde_json::Value) {
         self.apply::<Project>(json!({
             "apiVersion": "projects.timoni.sh/v1alpha1", "kind": "Project",
             "metadata": {"name": "solo", "namespace": NS,
@@ -180,7 +192,7 @@ impl Cluster {
             "spec": {"serviceAccountName": "deployer", "source": {"repository": url, "tag": tag},
                 "interval": "1s", "timeout": "30s",
                 "retry": {"minBackoff": "500ms", "maxBackoff": "2s"},
-                "verify": {"provider": "cosign", "secretRef": {"name": secret}}}
+                "verify": verify}
         }));
     }
 }
@@ -373,4 +385,71 @@ fn a_project_with_verify_applies_signed_artifacts_only() {
         ready.message
     );
     assert_eq!(c.config_map("web", "web-main").unwrap()["version"], "v3");
+}
+
+#[test]
+fn a_project_with_keyless_verify_matches_the_oidc_identity_against_the_secrets_trust_root() {
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    let Some(c) = Cluster::start() else {
+        return;
+    };
+    let url_text = reg.url("team/keyless");
+    let url = ArtifactUrl::parse(&url_text).unwrap();
+    let digest = push(&url, "v1", LOCAL_MODULE, "latest", None);
+    let sigstore = fake::FakeSigstore::new();
+    let registry = oci::OciClientRegistry::new(
+        &url,
+        &oci::RegistryOptions {
+            insecure: false,
+            credentials: oci::Credentials::Anonymous,
+        },
+    )
+    .unwrap();
+    let payload = fake::simple_signing_payload(&url, &digest);
+    let workflow = "https://github.com/org/fleet/.github/workflows/release.yaml@refs/heads/main";
+    let actions = "https://token.actions.githubusercontent.com";
+    let annotations = sigstore.sign(&payload, workflow, actions);
+    fake::push_signature_image(&registry, &url, &digest, &payload, &annotations);
+
+    c.apply::<Namespace>(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+    );
+    c.apply::<ServiceAccount>(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "deployer", "namespace": NS}}));
+    c.apply::<ClusterRoleBinding>(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding", "metadata": {"name": "team-deployer"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "deployer", "namespace": NS}]}));
+    c.apply::<Secret>(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "sigstore", "namespace": NS},
+        "stringData": {"trusted_root.json": sigstore.root_json()}}));
+    let verify = |subject: &str| {
+        json!({"provider": "cosign", "secretRef": {"name": "sigstore"},
+            "matchOIDCIdentity": [{"issuer": "^https://token\\.actions\\.githubusercontent\\.com$", "subject": subject}]})
+    };
+
+    c.project_with(
+        &url_text,
+        "latest",
+        verify("^https://github.com/org/fleet/"),
+    );
+    c.wait_ready("True", "ReconciliationSucceeded", &digest);
+    assert_eq!(c.config_map("web", "web-main").unwrap()["version"], "v1");
+
+    c.project_with(&url_text, "latest", verify("^https://github.com/evil/"));
+    let st = wait_for("another identity to be refused", || {
+        let st = c.status();
+        let ready = st.conditions.iter().find(|c| c.type_ == "Ready")?;
+        (ready.reason == "VerificationFailed").then_some(st.clone())
+    });
+    let ready = st.conditions.iter().find(|c| c.type_ == "Ready").unwrap();
+    assert!(
+        ready
+            .message
+            .contains("no matching signatures: none of the 1 signature(s) has a trusted certificate for identity matching /^https://github.com/evil//"),
+        "{}",
+        ready.message
+    );
 }
