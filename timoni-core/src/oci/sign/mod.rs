@@ -193,9 +193,7 @@ impl PublicKey {
             verifier,
         })
     }
-}
 
-impl PublicKey {
     /// Whether `signature` (base64, as in cosign's signature annotation) signs `payload` with
     /// this key: `cosign verify-blob --key`.
     pub fn verifies(&self, payload: &[u8], signature: &str) -> bool {
