@@ -59,18 +59,22 @@ pub struct Args {
     apply: ApplyFlags,
     #[command(flatten)]
     creds: crate::flags::Creds,
+    #[command(flatten)]
+    verify: crate::sign::VerifyFlags,
 }
 
 pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     // An `oci://` module is pulled (`-v`, `-d`, the layer cache) into a temporary directory that
     // lives as long as `source`; a local one is recorded as written.
     let source = if args.module.starts_with("oci://") {
-        let fetcher = settings.fetcher(args.creds.get(), true);
+        let fetcher = args
+            .verify
+            .module_fetcher(settings.fetcher(args.creds.get(), true))?;
         Some(open_module(
             &args.module,
             Some(&args.version),
             args.digest.as_deref(),
-            Some(&fetcher),
+            Some(fetcher.as_ref()),
         )?)
     } else {
         None

@@ -44,6 +44,8 @@ pub struct Args {
     debug: bool,
     #[command(flatten)]
     creds: crate::flags::Creds,
+    #[command(flatten)]
+    verify: crate::sign::VerifyFlags,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,8 +61,10 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     opts.debug = args.debug;
     opts.version = Some(args.version);
     opts.digest = args.digest;
-    let fetcher = settings.fetcher(args.creds.get(), true);
-    let built = instance::build_with(&opts, Some(&fetcher))
+    let fetcher = args
+        .verify
+        .module_fetcher(settings.fetcher(args.creds.get(), true))?;
+    let built = instance::build_with(&opts, Some(fetcher.as_ref()))
         .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
     let mut objects = built.objects();
     if args.mask_secrets {

@@ -62,6 +62,8 @@ struct BuildArgs {
     mask_secrets: bool,
     #[command(flatten)]
     creds: crate::flags::Creds,
+    #[command(flatten)]
+    verify: crate::sign::VerifyFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -123,9 +125,11 @@ fn fail(e: timoni_core::Error) -> anyhow::Error {
 fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<ExitCode> {
     let req = request(rt, settings, settings.source_files(&args.files)?)?;
     let concurrency = args.concurrency.unwrap_or_else(bundle::default_concurrency);
-    let fetcher = settings.fetcher(args.creds.get(), true);
+    let fetcher = args
+        .verify
+        .module_fetcher(settings.fetcher(args.creds.get(), true))?;
     let (_cluster, _bundle, built) =
-        bundle::build_bundle_with(&req, &args.package, concurrency, Some(&fetcher))
+        bundle::build_bundle_with(&req, &args.package, concurrency, Some(fetcher.as_ref()))
             .map_err(fail)?;
     if let Some(dir) = &args.output_dir {
         for inst in &built {

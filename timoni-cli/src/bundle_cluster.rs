@@ -33,6 +33,8 @@ pub struct ApplyArgs {
     apply: crate::apply::ApplyFlags,
     #[command(flatten)]
     creds: crate::flags::Creds,
+    #[command(flatten)]
+    verify: crate::sign::VerifyFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -152,8 +154,12 @@ pub fn apply(args: ApplyArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow:
         dry: req.dry_run,
         verb: "applying",
     };
-    let fetcher = settings.fetcher(args.creds.get(), true);
-    match apply_bundle(&connector, Some(&fetcher), &req, &mut |e| logger.log(e)) {
+    let fetcher = args
+        .verify
+        .module_fetcher(settings.fetcher(args.creds.get(), true))?;
+    match apply_bundle(&connector, Some(fetcher.as_ref()), &req, &mut |e| {
+        logger.log(e)
+    }) {
         Ok(_) => {
             eprintln!("{} applied successfully", caller(&logger.bundle, "", ""));
             Ok(ExitCode::SUCCESS)

@@ -20,6 +20,7 @@ mod project;
 mod registry_provider;
 mod runtime;
 mod settings;
+mod sign;
 mod status;
 mod vendor;
 mod version;

@@ -14,6 +14,7 @@ use timoni_core::oci::{self, ArtifactUrl, LayoutFormat};
 
 use crate::flags::Creds;
 use crate::settings::Settings;
+use crate::sign::{SignFlags, VerifyFlags};
 
 /// `--format` of `mod build` and `artifact build`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -94,6 +95,8 @@ pub struct ModPush {
     resolve_symlinks: bool,
     #[command(flatten)]
     creds: Creds,
+    #[command(flatten)]
+    sign: SignFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -108,6 +111,8 @@ pub struct ModPull {
     output: PathBuf,
     #[command(flatten)]
     creds: Creds,
+    #[command(flatten)]
+    verify: VerifyFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -197,6 +202,8 @@ struct ArtifactPush {
     resolve_symlinks: bool,
     #[command(flatten)]
     creds: Creds,
+    #[command(flatten)]
+    sign: SignFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -211,6 +218,8 @@ struct ArtifactPull {
     content_type: Option<String>,
     #[command(flatten)]
     creds: Creds,
+    #[command(flatten)]
+    verify: VerifyFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -329,6 +338,7 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
         }
         ModCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
+            let key = a.sign.resolve()?;
             let is_module_dir = a.module_dir.join("cue.mod").is_dir();
             let reg = settings.registry(&url, a.creds.get())?;
             let pushed = if a.module_dir.is_file()
@@ -360,13 +370,27 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
                 Some(o) => render(&pushed, o)?,
                 None => eprintln!("pushed {}@{}", pushed.url, pushed.digest),
             }
+            if let Some(key) = &key {
+                let connect = settings.connect_options(a.creds.get());
+                let signed = oci::sign::sign(&url.with_digest(&pushed.digest), key, &connect)?;
+                eprintln!("signed {}@{} ({signed})", pushed.url, pushed.digest);
+            }
         }
         ModCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
             let version =
                 (url.tag.is_none() || a.version != "latest").then_some(a.version.as_str());
-            let pulled = oci::pull_module(&reg, &url, version, &a.output, &settings.cache())?;
+            let pulled = match a.verify.resolve()? {
+                Some(policy) => {
+                    let connect = settings.connect_options(a.creds.get());
+                    let (pinned, _) =
+                        oci::sign::verify_reference(&reg, &url, version, &policy, &connect)?;
+                    eprintln!("verified {}", pinned);
+                    oci::pull_module(&reg, &pinned, None, &a.output, &settings.cache())?
+                }
+                None => oci::pull_module(&reg, &url, version, &a.output, &settings.cache())?,
+            };
             eprintln!(
                 "extracted {}@{} to {}",
                 url.with_tag(version.unwrap_or(url.reference())),
@@ -423,6 +447,7 @@ pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode>
         }
         ArtifactCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
+            let key = a.sign.resolve()?;
             let reg = settings.registry(&url, a.creds.get())?;
             let sde = &settings.source_date_epoch;
             let pushed = oci::push_artifact(
@@ -445,10 +470,29 @@ pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode>
                 }
                 None => eprintln!("pushed {}@{}", url.with_tag(&pushed.tag), pushed.digest),
             }
+            if let Some(key) = &key {
+                let connect = settings.connect_options(a.creds.get());
+                let signed = oci::sign::sign(&url.with_digest(&pushed.digest), key, &connect)?;
+                eprintln!(
+                    "signed {}@{} ({signed})",
+                    url.with_tag(&pushed.tag),
+                    pushed.digest
+                );
+            }
         }
         ArtifactCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
+            let url = match a.verify.resolve()? {
+                Some(policy) => {
+                    let connect = settings.connect_options(a.creds.get());
+                    let (pinned, _) =
+                        oci::sign::verify_reference(&reg, &url, None, &policy, &connect)?;
+                    eprintln!("verified {pinned}");
+                    pinned
+                }
+                None => url,
+            };
             let pulled = oci::pull_artifact(
                 &reg,
                 &url,

@@ -21,6 +21,9 @@ pub mod reason {
     pub const ARTIFACT_FAILED: &str = "ArtifactFailed";
     /// The service account or its image pull secrets could not be read.
     pub const PULL_SECRETS_FAILED: &str = "PullSecretsFailed";
+    /// `spec.verify` is set and the artifact's signature does not satisfy it, or the policy
+    /// (provider, Secret, trust root) is unusable: nothing is pulled or applied.
+    pub const VERIFICATION_FAILED: &str = "VerificationFailed";
     /// A Kubernetes API request of the controller itself failed.
     pub const KUBE_ERROR: &str = "KubernetesError";
 }

@@ -10,6 +10,7 @@ pub mod events;
 pub mod metrics;
 pub mod pull_secrets;
 pub mod reconciler;
+pub mod verification;
 pub mod workload_identity;
 
 use std::collections::hash_map::DefaultHasher;

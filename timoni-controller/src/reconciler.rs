@@ -28,7 +28,8 @@ use serde_json::json;
 use timoni_core::cluster::inventory;
 use timoni_core::cluster::kube::{ConfigConnector, impersonate_service_account};
 use timoni_core::oci::cloud::TokenCache;
-use timoni_core::oci::{self, ArtifactUrl, Cache, ConnectOptions, Fetcher};
+use timoni_core::oci::sign::{VerificationPolicy, VerifyingFetcher};
+use timoni_core::oci::{self, ArtifactUrl, Cache, ConnectOptions, Fetcher, ModuleFetch};
 use timoni_core::project::api::{
     self, API_VERSION, ComponentStatus, DriftMode, InstanceRef, Project, ProjectStatus,
 };
@@ -42,7 +43,7 @@ use timoni_core::project::source::{fetch_project, resolve_tag};
 use crate::conditions::{self, reason};
 use crate::metrics::Metrics;
 use crate::workload_identity::{self, CloudSettings};
-use crate::{events, pull_secrets};
+use crate::{events, pull_secrets, verification};
 
 /// The field manager of the status and the reporting controller of Events.
 pub const FIELD_MANAGER: &str = "timoni-controller";
@@ -349,6 +350,20 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
         workload_identity: Some(Arc::new(identity)),
     };
 
+    let policy = match &project.spec.verify {
+        None => None,
+        Some(v) => {
+            let ns = project.namespace().unwrap_or_default();
+            match verification::policy(&ctx.client, &ns, v).await {
+                Ok(p) => Some(Arc::new(p)),
+                Err(e) => {
+                    let run = Run::failed(reason::VERIFICATION_FAILED, e);
+                    return finish(project, ctx, &previous, run, requested).await;
+                }
+            }
+        }
+    };
+
     // Resolve the tag.
     let tag = project.spec.tag().to_string();
     let resolved = {
@@ -397,6 +412,7 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
                 url,
                 digest,
                 connect,
+                policy,
                 timeout,
             };
             return check_drift(project, ctx, &previous, work, mode, interval).await;
@@ -426,6 +442,7 @@ async fn apply(project: &Project, ctx: &Context) -> Result<Action, Error> {
         url,
         digest,
         connect,
+        policy,
         timeout,
     };
     let run = run_project(project, ctx, work, status, &previous).await;
@@ -443,6 +460,7 @@ struct Work {
     url: ArtifactUrl,
     digest: String,
     connect: ConnectOptions,
+    policy: Option<Arc<VerificationPolicy>>,
     timeout: Duration,
 }
 
@@ -454,6 +472,8 @@ struct Loaded {
     connector: ConfigConnector,
     fetcher: Fetcher,
     target: Target,
+    /// With `spec.verify`: what every module the run pulls must be signed by.
+    policy: Option<Arc<VerificationPolicy>>,
 }
 
 /// Pulls the artifact at `work.digest` and loads its Project file.
@@ -473,7 +493,12 @@ async fn load(project: &Project, ctx: &Context, work: &Work) -> Result<Loaded, R
             work.connect.clone(),
             cache.clone(),
         );
+        let policy = work.policy.clone();
         blocking(move || {
+            if let Some(policy) = &policy {
+                oci::sign::verify(&url.with_digest(&digest), policy, &connect)
+                    .map_err(|e| (reason::VERIFICATION_FAILED, e.to_string()))?;
+            }
             let registry = oci::connect(&url, &connect)
                 .map_err(|e| (reason::ARTIFACT_FAILED, e.to_string()))?;
             fetch_project(&registry, &url, &digest, &dest, &cache)
@@ -511,6 +536,7 @@ async fn load(project: &Project, ctx: &Context, work: &Work) -> Result<Loaded, R
             cluster_name: annotations.get(api::CLUSTER_ANNOTATION).cloned(),
             cluster_group: annotations.get(api::GROUP_ANNOTATION).cloned(),
         },
+        policy: work.policy.clone(),
     })
 }
 
@@ -530,11 +556,20 @@ where
         let send = move |e: ProjectEvent| {
             let _ = tx.send(e);
         };
+        // With spec.verify, every module the Project pulls is verified as its artifact was.
+        let verifying = loaded.policy.clone().map(|policy| VerifyingFetcher {
+            fetcher: loaded.fetcher.clone(),
+            policy,
+        });
+        let modules: &dyn ModuleFetch = match &verifying {
+            Some(v) => v,
+            None => &loaded.fetcher,
+        };
         let outcome = core_reconcile::reconcile_project(
             &loaded.definition,
             &loaded.target,
             &loaded.connector,
-            Some(&loaded.fetcher),
+            Some(modules),
             &opts,
             &send,
         );

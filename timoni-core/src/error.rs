@@ -21,6 +21,8 @@ pub enum Error {
     Bundle(String),
     /// An `oci://` module could not be fetched (registry, cache, digest or offline errors).
     Fetch(String),
+    /// An `oci://` module's signature does not satisfy the verification policy.
+    Verification(String),
     /// A feature this build does not offer yet.
     Unsupported(String),
 }
@@ -37,6 +39,20 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The error prefixed with `context` (`context: error`), as a bundle error, except that a
+    /// verification failure stays one (the controller reports it with its own reason).
+    pub(crate) fn in_context(self, context: &str) -> Error {
+        let message = format!("{context}: {self}");
+        match self {
+            Error::Verification(_) => Error::Verification(message),
+            Error::Fetch(_) => Error::Fetch(message),
+            Error::Cue(_) => Error::Cue(message),
+            _ => Error::Bundle(message),
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -45,6 +61,7 @@ impl fmt::Display for Error {
             | Error::Cue(m)
             | Error::Bundle(m)
             | Error::Fetch(m)
+            | Error::Verification(m)
             | Error::Unsupported(m) => f.write_str(m.trim_end()),
             Error::Values { msg, .. } => f.write_str(msg.trim_end()),
             Error::Objects(errs) => f.write_str(&errs.join("\n")),

@@ -183,7 +183,10 @@ pub fn open_module(
     let dest = tmp.path().join("module");
     let fetched = fetcher
         .fetch(&url, version, digest, &dest)
-        .map_err(|e| Error::Fetch(e.to_string()))?;
+        .map_err(|e| match e {
+            crate::oci::OciError::Verification { .. } => Error::Verification(e.to_string()),
+            e => Error::Fetch(e.to_string()),
+        })?;
     Ok(ModuleSource {
         dir: dest,
         fetched: Some(fetched),

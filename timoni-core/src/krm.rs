@@ -416,7 +416,9 @@ fn build_errors(e: Error, fc: &Data, module_field: &str) -> Vec<KrmResult> {
             .into_iter()
             .map(|m| KrmResult::error(m).about(fc))
             .collect(),
-        Error::Fetch(m) => vec![KrmResult::error(m).about(fc).at(module_field)],
+        Error::Fetch(m) | Error::Verification(m) => {
+            vec![KrmResult::error(m).about(fc).at(module_field)]
+        }
         other => {
             let msg = other.to_string();
             let r = KrmResult::error(msg.clone()).about(fc);

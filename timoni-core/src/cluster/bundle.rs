@@ -79,13 +79,9 @@ fn on(cluster: &runtime::Cluster, e: ApplyError) -> ApplyError {
             what: format!("cluster {}: {what}", cluster.name),
             err,
         },
-        ApplyError::Build(crate::Error::Cue(m)) => {
-            ApplyError::Build(crate::Error::Cue(format!("cluster {}: {m}", cluster.name)))
+        ApplyError::Build(b) => {
+            ApplyError::Build(b.in_context(&format!("cluster {}", cluster.name)))
         }
-        ApplyError::Build(b) => ApplyError::Build(crate::Error::Bundle(format!(
-            "cluster {}: {b}",
-            cluster.name
-        ))),
         ApplyError::Ownership(m) => ApplyError::Ownership(format!("cluster {}: {m}", cluster.name)),
         ApplyError::NotReady(m) => ApplyError::NotReady(format!("cluster {}: {m}", cluster.name)),
         ApplyError::Inventory(m) => ApplyError::Inventory(format!("cluster {}: {m}", cluster.name)),
@@ -260,11 +256,7 @@ fn apply_one(
                     Some(fetcher),
                 )
                 .map_err(|e| {
-                    let m = format!("instance {}: {}: {e}", bi.name, bi.url);
-                    ApplyError::Build(match e {
-                        crate::Error::Fetch(_) => crate::Error::Fetch(m),
-                        _ => crate::Error::Bundle(m),
-                    })
+                    ApplyError::Build(e.in_context(&format!("instance {}: {}", bi.name, bi.url)))
                 })?;
                 sources.insert(key.clone(), source);
             }

@@ -59,6 +59,15 @@ pub enum OciError {
         "{reference} is not available offline (not in the local OCI cache {cache}); network access is disabled: allow it with --allow-network, or pull the module once with network access"
     )]
     Offline { reference: String, cache: String },
+    /// A signing key, public key or trusted root could not be read or used.
+    #[error("{0}")]
+    SigningKey(String),
+    /// Signing an artifact failed.
+    #[error("signing {reference} failed: {reason}")]
+    Signing { reference: String, reason: String },
+    /// No signature of the artifact satisfies the verification policy.
+    #[error("verifying {reference} failed: {reason}")]
+    Verification { reference: String, reason: String },
     /// Credentials could not be read, parsed or stored.
     #[error("credentials: {0}")]
     Credentials(String),

@@ -12,7 +12,7 @@
 //! does so for a URL's registry, or from the cache alone when network access is off. Images can
 //! also be written to and read from local OCI layouts and archives ([`write_image`]).
 //! Registries of AWS, Google Cloud and Azure can also be logged in to with workload identity
-//! ([`cloud`]).
+//! ([`cloud`]). Pushed artifacts are signed and verified the way cosign does it ([`sign`]).
 
 mod auth;
 mod build;
@@ -26,6 +26,7 @@ mod layout;
 mod ops;
 mod reference;
 mod registry;
+pub mod sign;
 
 pub use auth::{
     Credentials, RegistryCredentials, docker_config_path, login, logout, resolve_credentials,

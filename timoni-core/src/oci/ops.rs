@@ -408,7 +408,7 @@ fn module_version(annotations: &BTreeMap<String, String>) -> String {
 /// Resolves a module URL plus `-v/--version` and `-d/--digest` to the reference to pull, as
 /// Timoni does: a digest in the URL wins; a digest with version `latest` (or none) pulls by
 /// digest; a digest with another version pulls the version and then requires that digest.
-fn module_target(
+pub(crate) fn module_target(
     url: &ArtifactUrl,
     version: Option<&str>,
     digest: Option<&str>,

@@ -81,7 +81,10 @@ pub fn connect(url: &ArtifactUrl, options: &ConnectOptions) -> Result<OciClientR
 
 /// `--creds`, else a forced provider, else the in-memory credentials, else the docker config,
 /// else the cloud of the host.
-fn connect_credentials(url: &ArtifactUrl, options: &ConnectOptions) -> Result<Credentials> {
+pub(crate) fn connect_credentials(
+    url: &ArtifactUrl,
+    options: &ConnectOptions,
+) -> Result<Credentials> {
     let creds = options.creds.as_deref().filter(|c| !c.is_empty());
     let wi = options.workload_identity.as_deref();
     if creds.is_none()
@@ -105,6 +108,17 @@ fn connect_credentials(url: &ArtifactUrl, options: &ConnectOptions) -> Result<Cr
     Ok(credentials)
 }
 
+/// Plain HTTP with `--registry-insecure` and for loopback hosts, HTTPS otherwise.
+pub(crate) fn protocol_for(url: &ArtifactUrl, insecure: bool) -> ClientProtocol {
+    if insecure {
+        ClientProtocol::Http
+    } else if is_loopback(&url.registry) {
+        ClientProtocol::HttpsExcept(vec![url.registry.clone()])
+    } else {
+        ClientProtocol::Https
+    }
+}
+
 /// [`Registry`] over `oci-client`.
 pub struct OciClientRegistry {
     client: Client,
@@ -115,13 +129,7 @@ pub struct OciClientRegistry {
 impl OciClientRegistry {
     /// A client for the registry of `url` with these options.
     pub fn new(url: &ArtifactUrl, options: &RegistryOptions) -> Result<Self> {
-        let protocol = if options.insecure {
-            ClientProtocol::Http
-        } else if is_loopback(&url.registry) {
-            ClientProtocol::HttpsExcept(vec![url.registry.clone()])
-        } else {
-            ClientProtocol::Https
-        };
+        let protocol = protocol_for(url, options.insecure);
         let client = Client::new(ClientConfig {
             protocol,
             accept_invalid_certificates: options.insecure,

@@ -80,6 +80,11 @@ pub struct ProjectSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "drift_schema")]
     pub drift: Option<DriftMode>,
+    /// When set, the signatures of the artifact and of the modules it pulls are verified
+    /// before they are used; a failure leaves everything applied as it was (`Ready=False`,
+    /// reason `VerificationFailed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySpec>,
 }
 
 /// `spec.drift` as a plain string enum: the `null` member schemars adds for an optional enum
@@ -95,6 +100,41 @@ pub enum DriftMode {
     Correct,
     Report,
     Disabled,
+}
+
+/// Signature verification of a Project's artifact, as Flux's `OCIRepository.spec.verify`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifySpec {
+    /// The verification provider: `cosign`.
+    pub provider: String,
+    /// A Secret in the Project's namespace. With public keys (its `*.pub` entries), a signature
+    /// by any of them is accepted. For keyless verification it holds the Sigstore trust root
+    /// in its `trusted_root.json` entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretRef>,
+    /// Keyless verification: a signature is accepted when its Fulcio certificate's OIDC
+    /// issuer and subject match one of these pairs of regular expressions.
+    #[serde(
+        default,
+        rename = "matchOIDCIdentity",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub match_oidc_identity: Vec<OidcIdentityMatch>,
+}
+
+/// A Secret of the Project's namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct SecretRef {
+    pub name: String,
+}
+
+/// An OIDC identity accepted for keyless signatures: regular expressions for the issuer and
+/// the subject (the certificate's identity).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct OidcIdentityMatch {
+    pub issuer: String,
+    pub subject: String,
 }
 
 /// The OCI artifact of a Project.

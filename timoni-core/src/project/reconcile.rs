@@ -137,6 +137,7 @@ pub fn failure_reason(e: &ApplyError) -> &'static str {
             ..
         } => "ClusterUnreachable",
         ApplyError::Build(crate::Error::Fetch(_)) => "ArtifactFailed",
+        ApplyError::Build(crate::Error::Verification(_)) => "VerificationFailed",
         ApplyError::Build(_) => "BuildFailed",
         ApplyError::NotReady(_) => "HealthCheckFailed",
         _ => "ApplyFailed",

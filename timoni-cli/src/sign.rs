@@ -1,0 +1,189 @@
+//! The signing flags of `mod push` and `artifact push` (`--sign cosign --cosign-key`) and the
+//! verification flags of `mod pull` and `artifact pull` (`--verify cosign` with `--cosign-key`
+//! or the keyless `--certificate-identity[-regexp]` and `--certificate-oidc-issuer[-regexp]`),
+//! checked with Timoni's messages and turned into `timoni_core::oci::sign` settings. `--verify`
+//! is also accepted by the commands that take `oci://` modules (`build`, `apply`, `bundle
+//! build|apply`): each module is verified before it is fetched, so before anything is evaluated.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use timoni_core::oci::sign::{
+    KeylessIdentity, Matcher, PROVIDER, PublicKey, SigningKey, TrustedRoot, VerificationPolicy,
+    VerifyingFetcher,
+};
+use timoni_core::oci::{Fetcher, ModuleFetch};
+
+use crate::settings::env;
+
+/// `--sign` and `--cosign-key` of the push commands.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SignFlags {
+    /// Signs the module with the specified provider.
+    #[arg(long, value_name = "PROVIDER")]
+    pub sign: Option<String>,
+    /// The Cosign private key for signing the module (its password is read from COSIGN_PASSWORD).
+    #[arg(long, value_name = "FILE")]
+    pub cosign_key: Option<String>,
+}
+
+impl SignFlags {
+    /// The key to sign with, or `None` without `--sign`; checked before anything is pushed.
+    pub fn resolve(&self) -> Result<Option<SigningKey>> {
+        let sign = self.sign.as_deref().filter(|s| !s.is_empty());
+        let key = self.cosign_key.as_deref().filter(|k| !k.is_empty());
+        let Some(provider) = sign else {
+            if key.is_some() {
+                bail!("--cosign-key requires --sign");
+            }
+            return Ok(None);
+        };
+        if provider != PROVIDER {
+            bail!("signer not supported: {provider}");
+        }
+        let Some(key) = key else {
+            bail!(
+                "keyless signing (--sign cosign without --cosign-key) needs Fulcio and an OIDC token, which timoni does not obtain: give --cosign-key"
+            );
+        };
+        let pem = std::fs::read(key).with_context(|| format!("reading the Cosign key {key}"))?;
+        let password = env("COSIGN_PASSWORD").unwrap_or_default();
+        Ok(Some(SigningKey::from_encrypted_pem(
+            &pem,
+            password.as_bytes(),
+            key,
+        )?))
+    }
+}
+
+/// `--verify` and its companion flags of the pull commands.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct VerifyFlags {
+    /// Verifies the signed module with the specified provider.
+    #[arg(long, value_name = "PROVIDER")]
+    pub verify: Option<String>,
+    /// The Cosign public key for verifying the module.
+    #[arg(long, value_name = "FILE")]
+    pub cosign_key: Option<String>,
+    /// The identity expected in a valid Fulcio certificate for verifying the Cosign signature.
+    /// Valid values include email address, DNS names, IP addresses, and URIs.
+    /// Either --certificate-identity or --certificate-identity-regexp must be set for keyless flows.
+    #[arg(long)]
+    pub certificate_identity: Option<String>,
+    /// A regular expression alternative to --certificate-identity for verifying the Cosign signature.
+    /// Either --certificate-identity or --certificate-identity-regexp must be set for keyless flows.
+    #[arg(long)]
+    pub certificate_identity_regexp: Option<String>,
+    /// The OIDC issuer expected in a valid Fulcio certificate for verifying the Cosign signature,
+    /// e.g. https://token.actions.githubusercontent.com or https://oauth2.sigstore.dev/auth.
+    /// Either --certificate-oidc-issuer or --certificate-oidc-issuer-regexp must be set for keyless flows.
+    #[arg(long)]
+    pub certificate_oidc_issuer: Option<String>,
+    /// A regular expression alternative to --certificate-oidc-issuer for verifying the Cosign signature.
+    /// Either --certificate-oidc-issuer or --certificate-oidc-issuer-regexp must be set for keyless flows.
+    #[arg(long)]
+    pub certificate_oidc_issuer_regexp: Option<String>,
+    /// The Sigstore trusted root (trusted_root.json: Fulcio certificates and Rekor keys) for
+    /// keyless verification; defaults to $TIMONI_TRUSTED_ROOT.
+    #[arg(long, value_name = "FILE")]
+    pub trusted_root: Option<PathBuf>,
+}
+
+fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().filter(|s| !s.is_empty())
+}
+
+impl VerifyFlags {
+    /// The policy to verify with, or `None` without `--verify`; reads the key or trusted root.
+    pub fn resolve(&self) -> Result<Option<VerificationPolicy>> {
+        let companions = [
+            ("cosign-key", &self.cosign_key),
+            ("certificate-identity", &self.certificate_identity),
+            (
+                "certificate-identity-regexp",
+                &self.certificate_identity_regexp,
+            ),
+            ("certificate-oidc-issuer", &self.certificate_oidc_issuer),
+            (
+                "certificate-oidc-issuer-regexp",
+                &self.certificate_oidc_issuer_regexp,
+            ),
+        ];
+        let Some(provider) = given(&self.verify) else {
+            if let Some((name, _)) = companions.iter().find(|(_, v)| given(v).is_some()) {
+                bail!("--{name} requires --verify");
+            }
+            return Ok(None);
+        };
+        for [a, b] in [
+            ["certificate-identity", "certificate-identity-regexp"],
+            ["certificate-oidc-issuer", "certificate-oidc-issuer-regexp"],
+        ] {
+            let set = |n: &str| {
+                companions
+                    .iter()
+                    .any(|(c, v)| *c == n && given(v).is_some())
+            };
+            if set(a) && set(b) {
+                bail!("--{a} and --{b} are mutually exclusive");
+            }
+        }
+        if provider != PROVIDER {
+            bail!("verifier not supported: {provider}");
+        }
+        if let Some(key) = given(&self.cosign_key) {
+            let pem =
+                std::fs::read(key).with_context(|| format!("reading the Cosign key {key}"))?;
+            return Ok(Some(VerificationPolicy::Keys(vec![PublicKey::from_pem(
+                &pem, key,
+            )?])));
+        }
+        let identity = match (
+            given(&self.certificate_identity),
+            given(&self.certificate_identity_regexp),
+        ) {
+            (Some(i), _) => Matcher::Exact(i.to_string()),
+            (None, Some(r)) => Matcher::regex(r, "--certificate-identity-regexp")?,
+            (None, None) => bail!(
+                "--certificate-identity or --certificate-identity-regexp is required for Cosign verification in keyless mode"
+            ),
+        };
+        let issuer = match (
+            given(&self.certificate_oidc_issuer),
+            given(&self.certificate_oidc_issuer_regexp),
+        ) {
+            (Some(i), _) => Matcher::Exact(i.to_string()),
+            (None, Some(r)) => Matcher::regex(r, "--certificate-oidc-issuer-regexp")?,
+            (None, None) => bail!(
+                "--certificate-oidc-issuer or --certificate-oidc-issuer-regexp is required for Cosign verification in keyless mode"
+            ),
+        };
+        let root = self
+            .trusted_root
+            .clone()
+            .or_else(|| env("TIMONI_TRUSTED_ROOT").map(PathBuf::from));
+        let Some(root) = root else {
+            bail!(
+                "keyless verification needs the Sigstore trusted root: give --trusted-root FILE (a trusted_root.json) or set TIMONI_TRUSTED_ROOT"
+            );
+        };
+        Ok(Some(VerificationPolicy::Keyless {
+            identities: vec![KeylessIdentity { identity, issuer }],
+            root: TrustedRoot::from_file(&root)?,
+        }))
+    }
+}
+
+impl VerifyFlags {
+    /// `fetcher`, verifying every `oci://` module before it is fetched when `--verify` is set.
+    pub fn module_fetcher(&self, fetcher: Fetcher) -> Result<Box<dyn ModuleFetch>> {
+        Ok(match self.resolve()? {
+            Some(policy) => Box::new(VerifyingFetcher {
+                fetcher,
+                policy: Arc::new(policy),
+            }),
+            None => Box::new(fetcher),
+        })
+    }
+}

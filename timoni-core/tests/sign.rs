@@ -1,0 +1,581 @@
+//! Cosign-compatible signing and verification against a real registry (Debian's
+//! `docker-registry`, from the shared harness `support/registry.rs`): key-based signatures made
+//! with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
+//! keyless verification with the throwaway Fulcio CA, leaf certificates and Rekor entries of
+//! `support/sigstore.rs`, and interoperability: a signature made by
+//! cosign verifies with our key check, and ours verify with skopeo and openssl doing cosign's
+//! key-based check. That test skips loudly without the tools unless `TIMONI_REQUIRE_SKOPEO=1`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use sha2::{Digest, Sha256};
+use timoni_core::oci::sign::{
+    self, KeylessIdentity, Matcher, PublicKey, SigningKey, TrustedRoot, VerificationPolicy,
+};
+use timoni_core::oci::{
+    self, ArtifactUrl, ConnectOptions, Credentials, OciClientRegistry, OciError, Registry,
+    RegistryOptions,
+};
+
+#[path = "support/sigstore.rs"]
+mod fake;
+#[path = "support/registry.rs"]
+mod support;
+
+use fake::{FakeSigstore, SIMPLE_SIGNING, push_signature_image, simple_signing_payload};
+
+use support::TestRegistry;
+
+/// The reason given when signatures are stored but none holds up (around the tag name).
+const INVALID: &str = "no valid signatures: the 1 signature(s) under ";
+const INVALID_END: &str =
+    "do not sign this digest, or their certificate or transparency log entry does not verify";
+
+fn client(server: &TestRegistry) -> OciClientRegistry {
+    OciClientRegistry::new(
+        &ArtifactUrl::parse(&server.url("x")).unwrap(),
+        &RegistryOptions {
+            insecure: false,
+            credentials: Credentials::Anonymous,
+        },
+    )
+    .unwrap()
+}
+
+fn module_copy(into: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/oci/module");
+    let dst = into.join("module");
+    for e in walkdir::WalkDir::new(&src) {
+        let e = e.unwrap();
+        let to = dst.join(e.path().strip_prefix(&src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    dst
+}
+
+/// Pushes the test module as `version` (with `message` in its values) and returns its digest.
+fn push(
+    reg: &OciClientRegistry,
+    dir: &Path,
+    url: &ArtifactUrl,
+    version: &str,
+    message: &str,
+) -> String {
+    std::fs::write(
+        dir.join("values.cue"),
+        format!("package main\n\nvalues: message: {message:?}\n"),
+    )
+    .unwrap();
+    oci::push_module(
+        reg,
+        dir,
+        url,
+        version,
+        false,
+        &BTreeMap::new(),
+        Some("1700000000"),
+        false,
+    )
+    .unwrap()
+    .digest
+}
+
+struct Keys {
+    signing: SigningKey,
+    public: String,
+}
+
+fn keys(password: &str) -> Keys {
+    let pair = sign::generate_key_pair(password.as_bytes()).unwrap();
+    Keys {
+        signing: SigningKey::from_encrypted_pem(
+            pair.private_key.as_bytes(),
+            password.as_bytes(),
+            "cosign.key",
+        )
+        .unwrap(),
+        public: pair.public_key,
+    }
+}
+
+fn by_key(k: &Keys, name: &str) -> VerificationPolicy {
+    VerificationPolicy::Keys(vec![
+        PublicKey::from_pem(k.public.as_bytes(), name).unwrap(),
+    ])
+}
+
+fn verification_reason(r: Result<sign::Verified, OciError>) -> String {
+    match r {
+        Err(OciError::Verification { reason, .. }) => reason,
+        other => panic!("expected a verification failure, got {other:?}"),
+    }
+}
+
+/// The manifest of `url` and its digest.
+fn manifest(reg: &OciClientRegistry, url: &ArtifactUrl) -> (serde_json::Value, String) {
+    let bytes = reg.pull_manifest(url).unwrap();
+    let digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
+    (serde_json::from_slice(&bytes).unwrap(), digest)
+}
+
+#[test]
+fn key_signed_module_verifies_and_unsigned_retagged_or_foreign_signatures_fail() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = client(&server);
+    let url = ArtifactUrl::parse(&server.url("signed")).unwrap();
+    let connect = ConnectOptions::default();
+    let ours = keys("s3cret");
+    let other = keys("other");
+
+    let d1 = push(&reg, &dir, &url, "1.0.0", "one");
+    let signed = sign::sign(&url.with_digest(&d1), &ours.signing, &connect).unwrap();
+    assert_eq!(
+        signed,
+        format!(
+            "oci://{}/signed:{}.sig",
+            server.host(),
+            d1.replace(':', "-")
+        )
+    );
+
+    // The signature image is cosign's: one simple-signing layer whose payload names the digest
+    // and whose annotation holds the base64 signature.
+    let sig_url = url.with_tag(&format!("{}.sig", d1.replace(':', "-")));
+    let (m, _) = manifest(&reg, &sig_url);
+    let layer = &m["layers"][0];
+    assert_eq!(layer["mediaType"], SIMPLE_SIGNING);
+    assert!(
+        layer["annotations"]["dev.cosignproject.cosign/signature"]
+            .as_str()
+            .is_some_and(|s| STANDARD.decode(s).is_ok())
+    );
+    let payload = reg
+        .pull_blob(
+            &url,
+            layer["digest"].as_str().unwrap(),
+            layer["size"].as_u64().unwrap(),
+            1 << 20,
+        )
+        .unwrap();
+    let payload: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(
+        payload["critical"]["image"]["docker-manifest-digest"],
+        d1.as_str()
+    );
+    assert_eq!(
+        payload["critical"]["type"],
+        "cosign container image signature"
+    );
+    assert_eq!(
+        payload["critical"]["identity"]["docker-reference"],
+        format!("{}/signed", server.host())
+    );
+
+    // Verified with the public key, by digest and through the version tag.
+    let v = sign::verify(
+        &url.with_digest(&d1),
+        &by_key(&ours, "cosign.pub"),
+        &connect,
+    )
+    .unwrap();
+    assert_eq!(
+        (v.digest.as_str(), v.found, v.matching),
+        (d1.as_str(), 1, 1)
+    );
+    let (pinned, _) = sign::verify_reference(
+        &reg,
+        &url,
+        Some("1.0.0"),
+        &by_key(&ours, "cosign.pub"),
+        &connect,
+    )
+    .unwrap();
+    assert_eq!(pinned, url.with_digest(&d1));
+
+    // Another key's public key does not verify it.
+    let reason = verification_reason(sign::verify(
+        &url.with_digest(&d1),
+        &by_key(&other, "other.pub"),
+        &connect,
+    ));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 1 signature(s) verifies with other.pub"
+    );
+
+    // The tag moved to another manifest (a tampered module): that manifest has no signature.
+    let d2 = push(&reg, &dir, &url, "1.0.0", "tampered");
+    assert_ne!(d1, d2);
+    let err = sign::verify_reference(
+        &reg,
+        &url,
+        Some("1.0.0"),
+        &by_key(&ours, "cosign.pub"),
+        &connect,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "verifying oci://{}/signed@{d2} failed: no signatures found",
+            server.host()
+        )
+    );
+
+    // A valid signature of d1 copied to d2's signature tag does not count for d2.
+    let (m1, _) = manifest(&reg, &sig_url);
+    reg.push_manifest(
+        &url,
+        &format!("{}.sig", d2.replace(':', "-")),
+        &serde_json::to_vec(&m1).unwrap(),
+        "application/vnd.oci.image.manifest.v1+json",
+    )
+    .unwrap();
+    let reason = verification_reason(sign::verify(
+        &url.with_digest(&d2),
+        &by_key(&ours, "cosign.pub"),
+        &connect,
+    ));
+    assert_eq!(
+        reason,
+        format!("{INVALID}{}.sig {INVALID_END}", d2.replace(':', "-"))
+    );
+
+    // A payload for d2 carrying d1's signature (bytes that were never signed) is refused.
+    let payload = simple_signing_payload(&url, &d2);
+    let forged = layer["annotations"]["dev.cosignproject.cosign/signature"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    push_signature_image(
+        &reg,
+        &url,
+        &d2,
+        &payload,
+        &BTreeMap::from([("dev.cosignproject.cosign/signature".to_string(), forged)]),
+    );
+    let reason = verification_reason(sign::verify(
+        &url.with_digest(&d2),
+        &by_key(&ours, "cosign.pub"),
+        &connect,
+    ));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 1 signature(s) verifies with cosign.pub"
+    );
+}
+
+#[test]
+fn encrypted_private_key_needs_its_password() {
+    let pair = sign::generate_key_pair(b"right").unwrap();
+    assert!(
+        pair.private_key
+            .starts_with("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----"),
+        "{}",
+        pair.private_key
+    );
+    assert!(pair.public_key.starts_with("-----BEGIN PUBLIC KEY-----"));
+    let err = SigningKey::from_encrypted_pem(pair.private_key.as_bytes(), b"wrong", "cosign.key")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("cannot decrypt the private key cosign.key (is COSIGN_PASSWORD right?)"),
+        "{err}"
+    );
+    let err = PublicKey::from_pem(b"not a key", "cosign.pub")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("cannot read the public key cosign.pub"),
+        "{err}"
+    );
+}
+
+fn keyless(identity: Matcher, issuer: Matcher, root: TrustedRoot) -> VerificationPolicy {
+    VerificationPolicy::Keyless {
+        identities: vec![KeylessIdentity { identity, issuer }],
+        root,
+    }
+}
+
+#[test]
+fn keyless_signature_verifies_identity_and_issuer_against_the_trusted_root() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = client(&server);
+    let url = ArtifactUrl::parse(&server.url("keyless")).unwrap();
+    let connect = ConnectOptions::default();
+    let sigstore = FakeSigstore::new();
+    let root_file = tmp.path().join("trusted_root.json");
+    std::fs::write(&root_file, sigstore.root_json()).unwrap();
+    let root = TrustedRoot::from_file(&root_file).unwrap();
+    let workflow = "https://github.com/org/repo/.github/workflows/release.yaml@refs/tags/v1.0.0";
+    let actions = "https://token.actions.githubusercontent.com";
+
+    let digest = push(&reg, &dir, &url, "1.0.0", "keyless");
+    let payload = simple_signing_payload(&url, &digest);
+    push_signature_image(
+        &reg,
+        &url,
+        &digest,
+        &payload,
+        &sigstore.sign(&payload, workflow, actions),
+    );
+    let pinned = url.with_digest(&digest);
+
+    let exact = keyless(
+        Matcher::Exact(workflow.into()),
+        Matcher::Exact(actions.into()),
+        root.clone(),
+    );
+    assert_eq!(sign::verify(&pinned, &exact, &connect).unwrap().matching, 1);
+    let regexp = keyless(
+        Matcher::regex("^https://github.com/org/.*$", "certificate-identity-regexp").unwrap(),
+        Matcher::regex(
+            r"^https://token\.actions\.",
+            "certificate-oidc-issuer-regexp",
+        )
+        .unwrap(),
+        root.clone(),
+    );
+    assert_eq!(
+        sign::verify(&pinned, &regexp, &connect).unwrap().matching,
+        1
+    );
+
+    let expected = "no matching signatures: none of the 1 signature(s) has a trusted certificate";
+    for (what, policy) in [
+        (
+            "a wrong identity",
+            keyless(
+                Matcher::Exact("https://github.com/evil/repo".into()),
+                Matcher::Exact(actions.into()),
+                root.clone(),
+            ),
+        ),
+        (
+            "a wrong identity pattern",
+            keyless(
+                Matcher::regex("^https://github.com/other/", "x").unwrap(),
+                Matcher::Exact(actions.into()),
+                root.clone(),
+            ),
+        ),
+        (
+            "a wrong issuer",
+            keyless(
+                Matcher::Exact(workflow.into()),
+                Matcher::Exact("https://accounts.google.com".into()),
+                root.clone(),
+            ),
+        ),
+    ] {
+        let reason = verification_reason(sign::verify(&pinned, &policy, &connect));
+        assert!(reason.starts_with(expected), "{what}: {reason}");
+    }
+    // Another instance's root: the Rekor bundle's log is unknown, so the signature is unusable.
+    let stranger = keyless(
+        Matcher::Exact(workflow.into()),
+        Matcher::Exact(actions.into()),
+        FakeSigstore::new().root(),
+    );
+    let reason = verification_reason(sign::verify(&pinned, &stranger, &connect));
+    let tag = format!("{}.sig", digest.replace(':', "-"));
+    assert_eq!(reason, format!("{INVALID}{tag} {INVALID_END}"));
+
+    // An email identity from another module signed by the right CA, but a Rekor bundle whose
+    // signed timestamp was altered (a later integrated time), is refused.
+    let d2 = push(&reg, &dir, &url, "2.0.0", "email");
+    let payload = simple_signing_payload(&url, &d2);
+    let mut annotations = sigstore.sign(&payload, "dev@example.com", "https://accounts.google.com");
+    let email = keyless(
+        Matcher::Exact("dev@example.com".into()),
+        Matcher::Exact("https://accounts.google.com".into()),
+        root.clone(),
+    );
+    push_signature_image(&reg, &url, &d2, &payload, &annotations);
+    assert_eq!(
+        sign::verify(&url.with_digest(&d2), &email, &connect)
+            .unwrap()
+            .matching,
+        1
+    );
+    let bundle = annotations.get_mut("dev.sigstore.cosign/bundle").unwrap();
+    let mut b: serde_json::Value = serde_json::from_str(bundle).unwrap();
+    b["Payload"]["logIndex"] = 8.into();
+    *bundle = b.to_string();
+    push_signature_image(&reg, &url, &d2, &payload, &annotations);
+    let reason = verification_reason(sign::verify(&url.with_digest(&d2), &email, &connect));
+    let tag = format!("{}.sig", d2.replace(':', "-"));
+    assert_eq!(reason, format!("{INVALID}{tag} {INVALID_END}"));
+
+    // A Rekor entry that records another signature does not vouch for this one.
+    let mut annotations = sigstore.sign(&payload, "dev@example.com", "https://accounts.google.com");
+    let other = sigstore.sign(
+        b"something else",
+        "dev@example.com",
+        "https://accounts.google.com",
+    );
+    annotations.insert(
+        "dev.sigstore.cosign/bundle".into(),
+        other["dev.sigstore.cosign/bundle"].clone(),
+    );
+    push_signature_image(&reg, &url, &d2, &payload, &annotations);
+    let reason = verification_reason(sign::verify(&url.with_digest(&d2), &email, &connect));
+    assert!(reason.starts_with(expected), "{reason}");
+}
+
+/// Whether `skopeo` and `openssl` are here; skips loudly when not, unless
+/// `TIMONI_REQUIRE_SKOPEO=1` (set by `.ci/run`, which installs them).
+fn independent_tools() -> bool {
+    let present = |t: &str| Command::new(t).arg("--version").output().is_ok();
+    if present("skopeo") && present("openssl") {
+        return true;
+    }
+    let why = "skopeo or openssl is missing; install the Debian packages skopeo and openssl to check signatures with independent tools";
+    if std::env::var("TIMONI_REQUIRE_SKOPEO").is_ok_and(|v| v == "1") {
+        panic!("TIMONI_REQUIRE_SKOPEO=1 but {why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_SKOPEO=1 to fail instead): {why}\n");
+    false
+}
+
+fn run(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// cosign's key-based check done by other implementations: skopeo (containers/image) reads the
+/// signature image from the `.sig` tag and the module's manifest, and openssl checks the ECDSA
+/// signature of the payload with the PEM public key. (Debian's skopeo is built without its own
+/// sigstore verification, and no cosign binary is installable here.)
+#[test]
+fn our_signatures_verify_with_skopeo_and_openssl() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    if !independent_tools() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = client(&server);
+    let host = server.host();
+    let url = ArtifactUrl::parse(&server.url("interop")).unwrap();
+    let ours = keys("s3cret");
+    let pub_file = tmp.path().join("cosign.pub");
+    std::fs::write(&pub_file, &ours.public).unwrap();
+    let digest = push(&reg, &dir, &url, "1.0.0", "interop");
+    sign::sign(
+        &url.with_digest(&digest),
+        &ours.signing,
+        &ConnectOptions::default(),
+    )
+    .unwrap();
+
+    let skopeo = |args: &[&str]| {
+        run(Command::new("skopeo")
+            .args(["--insecure-policy"])
+            .args(args))
+    };
+    let manifest = skopeo(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &format!("docker://{host}/interop:1.0.0"),
+    ]);
+    let module_digest = format!("sha256:{}", hex::encode(Sha256::digest(&manifest)));
+    assert_eq!(module_digest, digest);
+    let sig_tag = format!("{}.sig", digest.replace(':', "-"));
+    let copied = tmp.path().join("sig");
+    skopeo(&[
+        "copy",
+        "--src-tls-verify=false",
+        &format!("docker://{host}/interop:{sig_tag}"),
+        &format!("dir:{}", copied.display()),
+    ]);
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(copied.join("manifest.json")).unwrap()).unwrap();
+    let layer = &m["layers"][0];
+    assert_eq!(layer["mediaType"], SIMPLE_SIGNING);
+    let blob = layer["digest"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("sha256:");
+    let payload_file = copied.join(blob);
+    let payload: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&payload_file).unwrap()).unwrap();
+    assert_eq!(
+        payload["critical"]["image"]["docker-manifest-digest"],
+        module_digest.as_str()
+    );
+    let signature = STANDARD
+        .decode(
+            layer["annotations"]["dev.cosignproject.cosign/signature"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+    let sig_file = tmp.path().join("payload.sig");
+    std::fs::write(&sig_file, &signature).unwrap();
+    let verify = |key: &Path| {
+        Command::new("openssl")
+            .args(["dgst", "-sha256", "-verify"])
+            .arg(key)
+            .arg("-signature")
+            .arg(&sig_file)
+            .arg(&payload_file)
+            .output()
+            .unwrap()
+    };
+    let out = verify(&pub_file);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Verified OK\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let other_pub = tmp.path().join("other.pub");
+    std::fs::write(&other_pub, keys("other").public).unwrap();
+    assert!(
+        !verify(&other_pub).status.success(),
+        "openssl accepted another key"
+    );
+}
+
+/// A signature made by cosign (Go) and published with the `sigstore` crate's tests: the
+/// simple-signing payload of `registry-testing.svc.lan/busybox` and its signature, with the
+/// public key. Our key verification accepts it, and refuses it for another payload.
+#[test]
+fn a_signature_made_by_cosign_verifies_with_its_public_key() {
+    let public = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAENptdY/l3nB0yqkXLBWkZWQwo6+cu
+OSWS1X9vPavpiQOoTTGC0xX57OojUadxF1cdQmrsiReWg2Wn4FneJfa8xw==
+-----END PUBLIC KEY-----";
+    let signature = "MEUCIQD6q/COgzOyW0YH1Dk+CCYSt4uAhm3FDHUwvPI55zwnlwIgE0ZK58ZOWpZw8YVmBapJhBqCfdPekIknimuO0xH8Jh8=";
+    let payload = br#"{"critical":{"identity":{"docker-reference":"registry-testing.svc.lan/busybox"},"image":{"docker-manifest-digest":"sha256:f3cfc9d0dbf931d3db4685ec659b7ac68e2a578219da4aae65427886e649b06b"},"type":"cosign container image signature"},"optional":null}"#;
+    let key = PublicKey::from_pem(public.as_bytes(), "cosign.pub").unwrap();
+    assert!(key.verifies(payload, signature));
+    let other = String::from_utf8_lossy(payload).replace("busybox", "alpine");
+    assert!(!key.verifies(other.as_bytes(), signature));
+}

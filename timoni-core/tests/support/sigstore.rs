@@ -1,0 +1,186 @@
+//! A stand-in for Sigstore in signature tests: a throwaway CA in Fulcio's place (leaf
+//! certificates with the email or URI identity and Fulcio's OIDC issuer extension), a P-256 key
+//! in Rekor's place (`hashedrekord` entries with a signed entry timestamp), the
+//! `trusted_root.json` of both, and the cosign signature image that keyless `cosign sign`
+//! would push. Included by path by the timoni-core and timoni-cli tests; depends on rcgen,
+//! sigstore, serde_json, base64, sha2, hex, jiff and timoni-core.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use sha2::{Digest, Sha256};
+use sigstore::crypto::signing_key::SigStoreKeyPair;
+use sigstore::crypto::{SigStoreSigner, SigningScheme};
+use timoni_core::oci::sign::TrustedRoot;
+use timoni_core::oci::{ArtifactUrl, OciClientRegistry, Registry};
+
+/// Media type of cosign's simple-signing layers.
+pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+
+/// Pushes a cosign signature image for `digest`: one simple-signing layer with `annotations`.
+pub fn push_signature_image(
+    reg: &OciClientRegistry,
+    url: &ArtifactUrl,
+    digest: &str,
+    payload: &[u8],
+    annotations: &BTreeMap<String, String>,
+) {
+    let sha = |b: &[u8]| format!("sha256:{}", hex::encode(Sha256::digest(b)));
+    let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
+    reg.push_blob(url, &sha(config), config).unwrap();
+    reg.push_blob(url, &sha(payload), payload).unwrap();
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "size": config.len(),
+            "digest": sha(config),
+        },
+        "layers": [{
+            "mediaType": SIMPLE_SIGNING,
+            "size": payload.len(),
+            "digest": sha(payload),
+            "annotations": annotations,
+        }],
+    });
+    reg.push_manifest(
+        url,
+        &format!("{}.sig", digest.replace(':', "-")),
+        &serde_json::to_vec(&manifest).unwrap(),
+        "application/vnd.oci.image.manifest.v1+json",
+    )
+    .unwrap();
+}
+
+pub fn simple_signing_payload(url: &ArtifactUrl, digest: &str) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "critical": {
+            "identity": {"docker-reference": format!("{}/{}", url.registry, url.repository)},
+            "image": {"docker-manifest-digest": digest},
+            "type": "cosign container image signature",
+        },
+        "optional": null,
+    }))
+    .unwrap()
+}
+
+/// A throwaway Sigstore: a CA standing in for Fulcio and a P-256 key standing in for Rekor.
+pub struct FakeSigstore {
+    ca: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+    rekor: SigStoreSigner,
+    rekor_der: Vec<u8>,
+}
+
+impl FakeSigstore {
+    pub fn new() -> Self {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+        ];
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "fake fulcio");
+        let ca = rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap())
+            .unwrap();
+        let rekor = SigningScheme::ECDSA_P256_SHA256_ASN1
+            .create_signer()
+            .unwrap();
+        let rekor_der = rekor
+            .to_sigstore_keypair()
+            .unwrap()
+            .public_key_to_der()
+            .unwrap();
+        FakeSigstore {
+            ca,
+            rekor,
+            rekor_der,
+        }
+    }
+
+    pub fn root(&self) -> TrustedRoot {
+        TrustedRoot::new(vec![self.ca.der().to_vec()], vec![self.rekor_der.clone()])
+    }
+
+    /// The `trusted_root.json` of this instance, in Sigstore's format.
+    pub fn root_json(&self) -> String {
+        serde_json::json!({
+            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+            "tlogs": [{
+                "baseUrl": "https://rekor.invalid",
+                "hashAlgorithm": "SHA2_256",
+                "publicKey": {
+                    "rawBytes": STANDARD.encode(&self.rekor_der),
+                    "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+                    "validFor": {"start": "2020-01-01T00:00:00Z"},
+                },
+                "logId": {"keyId": STANDARD.encode(Sha256::digest(&self.rekor_der))},
+            }],
+            "certificateAuthorities": [{
+                "subject": {"organization": "test", "commonName": "fake fulcio"},
+                "uri": "https://fulcio.invalid",
+                "certChain": {"certificates": [{"rawBytes": STANDARD.encode(self.ca.der())}]},
+                "validFor": {"start": "2020-01-01T00:00:00Z"},
+            }],
+            "ctlogs": [],
+            "timestampAuthorities": [],
+        })
+        .to_string()
+    }
+
+    /// Signs `payload` keylessly as `identity` (an email or a URI) from `issuer`: a leaf
+    /// certificate with Fulcio's extensions, its signature, and a Rekor bundle recording both.
+    pub fn sign(&self, payload: &[u8], identity: &str, issuer: &str) -> BTreeMap<String, String> {
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        let san = rcgen::string::Ia5String::try_from(identity).unwrap();
+        params.subject_alt_names = vec![if identity.contains("://") {
+            rcgen::SanType::URI(san)
+        } else {
+            rcgen::SanType::Rfc822Name(san)
+        }];
+        params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::CodeSigning];
+        params.custom_extensions = vec![rcgen::CustomExtension::from_oid_content(
+            &[1, 3, 6, 1, 4, 1, 57264, 1, 1],
+            issuer.as_bytes().to_vec(),
+        )];
+        let leaf = params.signed_by(&leaf_key, &self.ca).unwrap();
+        let signer = SigStoreKeyPair::from_pem(leaf_key.serialize_pem().as_bytes())
+            .unwrap()
+            .to_sigstore_signer(&SigningScheme::ECDSA_P256_SHA256_ASN1)
+            .unwrap();
+        let signature = STANDARD.encode(signer.sign(payload).unwrap());
+        let body = serde_json::json!({
+            "apiVersion": "0.0.1",
+            "kind": "hashedrekord",
+            "spec": {
+                "data": {"hash": {"algorithm": "sha256", "value": hex::encode(Sha256::digest(payload))}},
+                "signature": {
+                    "content": signature,
+                    "publicKey": {"content": STANDARD.encode(leaf.pem())},
+                },
+            },
+        });
+        // Canonical JSON (RFC 8785) of the payload: keys sorted, no spaces.
+        let entry = serde_json::json!({
+            "body": STANDARD.encode(body.to_string()),
+            "integratedTime": jiff::Timestamp::now().as_second(),
+            "logID": hex::encode(Sha256::digest(&self.rekor_der)),
+            "logIndex": 7,
+        });
+        let set = STANDARD.encode(self.rekor.sign(entry.to_string().as_bytes()).unwrap());
+        let bundle = serde_json::json!({"SignedEntryTimestamp": set, "Payload": entry});
+        BTreeMap::from([
+            ("dev.cosignproject.cosign/signature".to_string(), signature),
+            ("dev.sigstore.cosign/certificate".to_string(), leaf.pem()),
+            ("dev.sigstore.cosign/chain".to_string(), self.ca.pem()),
+            ("dev.sigstore.cosign/bundle".to_string(), bundle.to_string()),
+        ])
+    }
+}
