@@ -8,6 +8,7 @@ use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instanc
 use timoni_core::cluster::inventory::ModuleReference;
 use timoni_core::instance::{BuildOptions, open_module};
 
+use crate::output;
 use crate::settings::Settings;
 
 /// The flags `apply` and `bundle apply` share.
@@ -62,6 +63,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let log = output::Log::new().instance(&args.name);
+    if args.module.starts_with("oci://") {
+        let at = match &args.digest {
+            Some(d) if args.version == "latest" => format!("@{d}"),
+            _ => format!(":{}", args.version),
+        };
+        log.info(format!("pulling {}{at}", args.module));
+    } else {
+        log.info(format!("building {}", args.module));
+    }
     // An `oci://` module is pulled (`-v`, `-d`, the layer cache) into a temporary directory that
     // lives as long as `source`; a local one is recorded as written.
     let source = if args.module.starts_with("oci://") {
@@ -98,7 +109,15 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     let result = apply_instance(&cluster, &req, &mut |e| log.event(e));
     log.finish();
     match result {
-        Ok(_) => Ok(ExitCode::SUCCESS),
+        Ok(_) => {
+            if req.dry_run {
+                log.caller().info(format!(
+                    "applied successfully {}",
+                    output::dry_run("(server dry run)")
+                ));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
             "{m}. Apply with \"--overwrite-ownership\" to gain instance ownership."
         )),
@@ -110,29 +129,49 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Renders apply events on stderr; while waiting, a spinner shows what is pending when stderr
-/// is a terminal.
+/// Renders apply events as Timoni's log lines (`i:name > Kind/ns/name created`); while waiting,
+/// a spinner shows what is pending on a terminal.
 pub(crate) struct Log {
     dry: bool,
     name: String,
     namespace: String,
-    spinner: Option<indicatif::ProgressBar>,
+    log: output::Log,
+    spinner: Option<output::Spinner>,
 }
 
 impl Log {
     /// A log of the apply of instance `name` in `namespace`.
     pub(crate) fn new(dry: bool, name: &str, namespace: &str) -> Log {
+        Log::with_caller(dry, name, namespace, output::Log::new().instance(name))
+    }
+
+    /// A log of the apply of instance `name` with the caller chain `log` (bundles).
+    pub(crate) fn with_caller(dry: bool, name: &str, namespace: &str, log: output::Log) -> Log {
         Log {
             dry,
             name: name.to_string(),
             namespace: namespace.to_string(),
+            log,
             spinner: None,
         }
     }
 
+    /// The caller chain of the lines.
+    pub(crate) fn caller(&self) -> &output::Log {
+        &self.log
+    }
+
     pub(crate) fn finish(&mut self) {
-        if let Some(s) = self.spinner.take() {
-            s.finish_and_clear();
+        self.spinner = None;
+    }
+
+    /// Logs `msg`, marked `(server dry run)` on a dry run.
+    fn dry(&self, msg: String) {
+        if self.dry {
+            self.log
+                .info(format!("{msg} {}", output::dry_run("(server dry run)")));
+        } else {
+            self.log.info(msg);
         }
     }
 
@@ -140,23 +179,23 @@ impl Log {
         match e {
             Event::Start { install, .. } if !self.dry => {
                 let verb = if *install { "installing" } else { "upgrading" };
-                eprintln!("{verb} {} in namespace {}", self.name, self.namespace);
+                self.log.info(format!(
+                    "{verb} {} in namespace {}",
+                    output::subject(&self.name),
+                    output::subject(&self.namespace)
+                ));
             }
             Event::Start { .. } => {}
             Event::Change(c) => {
-                let suffix = if self.dry { " (server dry run)" } else { "" };
-                eprintln!("{} {}{suffix}", c.object, c.action);
+                self.dry(output::change(&c.object.to_string(), &c.action.to_string()));
                 if let Some(d) = &c.diff {
-                    print!("{d}");
+                    output::print_stdout(d);
                 }
             }
             Event::Waiting { count, .. } => {
-                eprintln!("waiting for {count} resource(s) to become ready...");
-                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                    let s = indicatif::ProgressBar::new_spinner();
-                    s.enable_steady_tick(std::time::Duration::from_millis(120));
-                    self.spinner = Some(s);
-                }
+                let msg = format!("waiting for {count} resource(s) to become ready...");
+                self.log.info(&msg);
+                self.spinner = Some(output::spinner(msg));
             }
             Event::Progress { pending, .. } => {
                 if let Some(s) = &self.spinner {
@@ -165,7 +204,7 @@ impl Log {
             }
             Event::Ready { .. } => {
                 self.finish();
-                eprintln!("resources are ready");
+                self.log.info("resources are ready");
             }
         }
     }

@@ -139,7 +139,11 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
                 std::fs::write(&path, render::object_yaml(o))
                     .with_context(|| format!("writing {}", path.display()))?;
             }
-            eprintln!("exported {} resources to {}", objects.len(), sub.display());
+            crate::output::info(format!(
+                "exported {} resources to {}",
+                objects.len(),
+                sub.display()
+            ));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -177,15 +181,16 @@ fn vet(args: VetArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<
             continue;
         }
         // Timoni's log callers: `b:<bundle>`, `c:<cluster>` for named clusters, `i:<instance>`.
-        let caller = if cluster.is_default() {
-            format!("b:{}", b.name)
+        let cluster = if cluster.is_default() {
+            ""
         } else {
-            format!("b:{} > c:{}", b.name, cluster.name)
+            &cluster.name
         };
+        let log = crate::output::Log::new().bundle(&b.name).cluster(cluster);
         for i in &b.instances {
-            eprintln!("{caller} > i:{} instance is valid", i.name);
+            log.clone().instance(&i.name).info("instance is valid");
         }
-        eprintln!("{caller} bundle is valid");
+        log.info("bundle is valid");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,8 +3,9 @@
 
 use std::process::ExitCode;
 
-use timoni_core::cluster::ops::{DeleteRequest, delete_instance};
+use timoni_core::cluster::ops::{DeleteRequest, delete_instance, stored_instance};
 
+use crate::output;
 use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
@@ -31,12 +32,21 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         timeout: settings.timeout,
         poll: settings.poll,
     };
-    let suffix = if args.dry_run { " (dry run)" } else { "" };
+    let log = output::Log::new().instance(&req.name);
+    let suffix = if args.dry_run {
+        format!(" {}", output::dry_run("(dry run)"))
+    } else {
+        let stored = stored_instance(&cluster, &req.name, &req.namespace)?;
+        let count = stored.instance.inventory.refs().len();
+        log.info(format!("deleting {count} resource(s)..."));
+        String::new()
+    };
     delete_instance(&cluster, &req, &mut |c| {
-        eprintln!("{} {}{suffix}", c.object, c.action);
+        let change = output::change(&c.object.to_string(), &c.action.to_string());
+        log.info(format!("{change}{suffix}"));
     })?;
     if !args.dry_run {
-        eprintln!("all resources have been deleted");
+        log.info("all resources have been deleted");
     }
     Ok(ExitCode::SUCCESS)
 }

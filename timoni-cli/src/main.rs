@@ -16,6 +16,7 @@ mod krm;
 mod list;
 mod module;
 mod oci_cmds;
+mod output;
 mod project;
 mod registry_provider;
 mod runtime;
@@ -181,14 +182,17 @@ fn parse_with<P: clap::CommandFactory + clap::FromArgMatches>() -> P {
 fn main() -> ExitCode {
     let cli = match parse_args() {
         Parsed::Cue(args) => {
-            // Colours only on a terminal, so that piped output and snapshots are plain text.
-            set_miette_hook(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+            // Colours only on a terminal, so that piped output and snapshots are plain text; and
+            // plain message lines, as the `cue` tool prints them.
+            output::init(output::color_default(), false);
+            set_miette_hook(output::colored());
             return finish(cue::run(args));
         }
         Parsed::Full(cli) => cli,
     };
     let settings = settings::Settings::resolve(&cli.global);
-    set_miette_hook(settings.log_color);
+    output::init(settings.log_color, settings.log_pretty);
+    set_miette_hook(output::colored());
     let s = &settings;
     let result = match cli.command {
         Command::Apply(args) => apply::run(args, s),
@@ -237,7 +241,7 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("✗ {e:#}");
+            output::error(format!("{e:#}"));
             ExitCode::FAILURE
         }
     }

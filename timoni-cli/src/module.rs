@@ -2,7 +2,7 @@
 //! `mod init` and `mod vendor` live in `vendor.rs`, the registry commands (`push`, `pull`, `list`)
 //! in `oci_cmds.rs`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -10,6 +10,7 @@ use timoni_core::config_doc;
 use timoni_core::instance::{self, BuildOptions};
 use timoni_core::meta::get_str;
 
+use crate::output;
 use crate::settings::Settings;
 
 /// `timoni mod …`.
@@ -103,12 +104,15 @@ struct ShowConfigArgs {
 fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let mut opts = BuildOptions::new(&args.name, &settings.namespace, &args.path);
     opts.package = args.package;
-    opts.debug = args.debug;
+    // Timoni vets with the debug values when the module has them, else with the defaults.
+    let has_debug = Path::new(&args.path).join("debug_values.cue").is_file();
+    opts.debug = args.debug && has_debug;
     opts.values = settings.values_sources(&args.values)?;
-    eprintln!(
-        "vetting with {} values",
-        if args.debug { "debug" } else { "default" }
-    );
+    output::info(match (args.debug, has_debug) {
+        (true, true) => "vetting with debug values",
+        (true, false) => "vetting with default values (debug values not found)",
+        _ => "vetting with default values",
+    });
     let built = instance::build(&opts)
         .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
     let objects = built.objects();
@@ -118,19 +122,29 @@ fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     for o in &objects {
         let kind = get_str(o, &["kind"]).unwrap_or_default();
         let name = get_str(o, &["metadata", "name"]).unwrap_or_default();
-        match get_str(o, &["metadata", "namespace"]) {
-            Some(ns) if !ns.is_empty() => eprintln!("{kind}/{ns}/{name} valid resource"),
-            _ => eprintln!("{kind}/{name} valid resource"),
-        }
+        let object = match get_str(o, &["metadata", "namespace"]) {
+            Some(ns) if !ns.is_empty() => format!("{kind}/{ns}/{name}"),
+            _ => format!("{kind}/{name}"),
+        };
+        output::info(format!(
+            "{} {}",
+            output::subject(&object),
+            output::note("valid resource")
+        ));
     }
     for image in &built.images {
-        if image.contains("@sha") {
-            eprintln!("{image} valid image");
+        let verdict = if image.contains("@sha") {
+            output::note("valid image")
         } else {
-            eprintln!("{image} valid image (digest missing)");
-        }
+            output::caution("valid image (digest missing)")
+        };
+        output::info(format!("{} {verdict}", output::subject(image)));
     }
-    eprintln!("{} valid module", built.module_name);
+    output::info(format!(
+        "{} {}",
+        output::subject(&built.module_name),
+        output::note("valid module")
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -156,7 +170,10 @@ fn show(args: ShowArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             let old = std::fs::read_to_string(path).unwrap_or_default();
             let new = config_doc::update_readme(&old, &doc.rows);
             std::fs::write(path, new).with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("{} updated", path.display());
+            output::info(format!(
+                "{} updated",
+                output::subject(&path.display().to_string())
+            ));
         }
     }
     Ok(ExitCode::SUCCESS)

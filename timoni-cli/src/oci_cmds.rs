@@ -1,6 +1,6 @@
 //! `timoni mod build|push|pull|list`, `timoni artifact build|push|pull|tag|list|digest` and
 //! `timoni registry login|logout`: clap structs, then one call into `timoni_core::oci`, then
-//! rendering (`-o json|yaml`, a tab-separated table, or one status line on stderr).
+//! rendering through `output.rs` (`-o json|yaml`, an aligned table, or Timoni's log lines).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,11 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Subcommand, ValueEnum};
-use cue_eval::encode::{Data, Field, to_yaml};
-use serde::Serialize;
 use timoni_core::oci::{self, ArtifactUrl, LayoutFormat};
 
 use crate::flags::Creds;
+use crate::output::{self, Format as Output, render, subject};
 use crate::settings::Settings;
 
 /// `--format` of `mod build` and `artifact build`.
@@ -29,12 +28,6 @@ impl From<LocalFormat> for LayoutFormat {
             LocalFormat::OciLayout => LayoutFormat::Layout,
         }
     }
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub(crate) enum Output {
-    Yaml,
-    Json,
 }
 
 /// The registry subcommands of `timoni mod`.
@@ -290,28 +283,6 @@ pub(crate) fn annotations(pairs: &[String]) -> Result<BTreeMap<String, String>> 
         .collect()
 }
 
-fn to_data(v: &serde_json::Value) -> Data {
-    match v {
-        serde_json::Value::Null => Data::Null,
-        serde_json::Value::Bool(b) => Data::Bool(*b),
-        serde_json::Value::Number(n) => Data::int(n.to_string()),
-        serde_json::Value::String(s) => Data::string(s.clone()),
-        serde_json::Value::Array(a) => Data::List(a.iter().map(to_data).collect()),
-        serde_json::Value::Object(m) => {
-            Data::Struct(m.iter().map(|(k, v)| Field::new(k, to_data(v))).collect())
-        }
-    }
-}
-
-pub(crate) fn render(value: &impl Serialize, output: Output) -> Result<()> {
-    let v = serde_json::to_value(value)?;
-    match output {
-        Output::Json => println!("{}", serde_json::to_string_pretty(&v)?),
-        Output::Yaml => print!("{}", to_yaml(&to_data(&v))),
-    }
-    Ok(())
-}
-
 /// Runs one registry subcommand of `timoni mod` (`build`, `push`, `pull`, `list`).
 pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitCode> {
     match command {
@@ -325,12 +296,13 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
                 a.resolve_symlinks,
             )?;
             oci::write_image(&image, &[a.version], &a.output, a.format.into())?;
-            eprintln!("built {}@{}", a.output.display(), image.digest);
+            log_artifact(&a.output.display().to_string(), &image.digest);
         }
         ModCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
             let is_module_dir = a.module_dir.join("cue.mod").is_dir();
             let reg = settings.registry(&url, a.creds.get())?;
+            let spin = output::spinner("pushing module");
             let pushed = if a.module_dir.is_file()
                 || !is_module_dir && a.module_dir.join("index.json").is_file()
             {
@@ -356,9 +328,10 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
                     a.resolve_symlinks,
                 )?
             };
+            drop(spin);
             match a.output {
                 Some(o) => render(&pushed, o)?,
-                None => eprintln!("pushed {}@{}", pushed.url, pushed.digest),
+                None => log_artifact(&pushed.url, &pushed.digest),
             }
         }
         ModCommand::Pull(a) => {
@@ -366,25 +339,30 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
             let reg = settings.registry(&url, a.creds.get())?;
             let version =
                 (url.tag.is_none() || a.version != "latest").then_some(a.version.as_str());
-            let pulled = oci::pull_module(&reg, &url, version, &a.output, &settings.cache())?;
-            eprintln!(
-                "extracted {}@{} to {}",
-                url.with_tag(version.unwrap_or(url.reference())),
-                pulled.digest,
-                a.output.display()
-            );
+            let spin = output::spinner(format!(
+                "pulling {}",
+                url.with_tag(version.unwrap_or(url.reference()))
+            ));
+            oci::pull_module(&reg, &url, version, &a.output, &settings.cache())?;
+            drop(spin);
+            output::info(format!(
+                "extracted: {}",
+                subject(&a.output.display().to_string())
+            ));
         }
         ModCommand::List(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
+            let spin = output::spinner("fetching versions");
             let list = oci::list_module_versions(&reg, &url, a.with_digest, a.limit)?;
+            drop(spin);
             match a.output {
                 Some(o) => render(&list, o)?,
                 None => {
                     let rows = list
                         .iter()
                         .map(|m| vec![m.version.clone(), m.digest.clone()]);
-                    table(&["VERSION", "DIGEST"], a.with_digest, rows);
+                    table(&["version", "digest"], a.with_digest, rows);
                 }
             }
         }
@@ -392,13 +370,22 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints a tab-separated table with uppercased headers; the second column only if `second`.
-fn table(headers: &[&str], second: bool, rows: impl Iterator<Item = Vec<String>>) {
-    let keep = if second { headers.len() } else { 1 };
-    println!("{}", headers[..keep].join("\t"));
-    for r in rows {
-        println!("{}", r[..keep].join("\t"));
-    }
+/// Prints a table of versions or tags; the digest column only if `digest` (`--with-digest`).
+fn table(headers: &[&str], digest: bool, rows: impl Iterator<Item = Vec<String>>) {
+    let keep = if digest { headers.len() } else { 1 };
+    let rows: Vec<Vec<String>> = rows
+        .map(|mut r| {
+            r.truncate(keep);
+            r
+        })
+        .collect();
+    output::print_table(&headers[..keep], &rows);
+}
+
+/// Timoni's two lines after building or pushing an artifact.
+fn log_artifact(url: &str, digest: &str) {
+    output::info(format!("artifact: {}", subject(url)));
+    output::info(format!("digest: {}", subject(digest)));
 }
 
 /// Runs `timoni artifact push|pull|tag|list|digest|build`.
@@ -419,12 +406,13 @@ pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode>
                 a.resolve_symlinks,
             )?;
             oci::write_image(&image, &tags, &a.output, a.format.into())?;
-            eprintln!("built {}@{}", a.output.display(), image.digest);
+            log_artifact(&a.output.display().to_string(), &image.digest);
         }
         ArtifactCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
             let sde = &settings.source_date_epoch;
+            let spin = output::spinner("pushing artifact");
             let pushed = oci::push_artifact(
                 &reg,
                 &a.filepath,
@@ -435,6 +423,7 @@ pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode>
                 sde.as_deref(),
                 a.resolve_symlinks,
             )?;
+            drop(spin);
             match a.output {
                 Some(o) => {
                     let mut v = serde_json::to_value(&pushed)?;
@@ -443,37 +432,40 @@ pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode>
                         .insert("url".into(), url.with_tag(&pushed.tag).to_string().into());
                     render(&v, o)?
                 }
-                None => eprintln!("pushed {}@{}", url.with_tag(&pushed.tag), pushed.digest),
+                None => log_artifact(&url.with_tag(&pushed.tag).to_string(), &pushed.digest),
             }
         }
         ArtifactCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
-            let pulled = oci::pull_artifact(
+            let spin = output::spinner("pulling artifact");
+            oci::pull_artifact(
                 &reg,
                 &url,
                 a.content_type.as_deref(),
                 &a.output,
                 &settings.cache(),
             )?;
-            eprintln!(
-                "extracted {} layer(s) of {url}@{} to {}",
-                pulled.layers,
-                pulled.digest,
-                a.output.display()
-            );
+            drop(spin);
+            output::info(format!(
+                "extracted: {}",
+                subject(&a.output.display().to_string())
+            ));
         }
         ArtifactCommand::Tag(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
-            let digest = oci::tag_artifact(&reg, &url, &a.tags)?;
+            let spin = output::spinner("tagging artifact");
+            oci::tag_artifact(&reg, &url, &a.tags)?;
+            drop(spin);
             for t in &a.tags {
-                eprintln!("tagged {}@{digest}", url.with_tag(t));
+                output::info(format!("tagged: {}", subject(&url.with_tag(t).to_string())));
             }
         }
         ArtifactCommand::List(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
+            let spin = output::spinner("fetching tags");
             let list = oci::list_artifact_tags(
                 &reg,
                 &url,
@@ -482,21 +474,24 @@ pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode>
                 a.filter_regex.as_deref(),
                 a.filter_semver.as_deref(),
             )?;
+            drop(spin);
             match a.output {
                 Some(o) => render(&list, o)?,
                 None => {
                     let rows = list.iter().map(|t| vec![t.tag.clone(), t.digest.clone()]);
-                    table(&["TAG", "DIGEST"], a.with_digest, rows);
+                    table(&["tag", "digest"], a.with_digest, rows);
                 }
             }
         }
         ArtifactCommand::Digest(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
+            let spin = output::spinner("resolving digest");
             let r = oci::artifact_digest(&reg, &url)?;
+            drop(spin);
             match a.output {
                 Some(o) => render(&r, o)?,
-                None => println!("{}", r.digest),
+                None => log_artifact(&url.to_string(), &r.digest),
             }
         }
     }
@@ -525,13 +520,17 @@ pub fn run_registry(args: RegistryArgs, settings: &Settings) -> Result<ExitCode>
                 _ => bail!("registry login needs --password or --password-stdin"),
             };
             oci::login(&path, &registry, &username, &password)?;
-            eprintln!("logged in to {registry} ({})", path.display());
+            output::info(format!(
+                "logged in to {} ({})",
+                subject(&registry),
+                path.display()
+            ));
         }
         RegistryCommand::Logout { registry } => {
             if oci::logout(&path, &registry)? {
-                eprintln!("logged out of {registry}");
+                output::info(format!("logged out of {}", subject(&registry)));
             } else {
-                eprintln!("not logged in to {registry}");
+                output::info(format!("not logged in to {}", subject(&registry)));
             }
         }
     }

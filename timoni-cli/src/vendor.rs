@@ -16,6 +16,8 @@ use anyhow::{Context, bail};
 use timoni_core::blueprint;
 use timoni_core::vendor::crd;
 
+use crate::output;
+
 /// The local subcommands of `timoni mod`: `init` and `vendor`.
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
@@ -92,20 +94,19 @@ fn vendor_k8s(args: K8sArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let files = blueprint::vendor_k8s(&args.path)?;
-    eprintln!(
-        "schemas vendored: k8s.io ({} files, Kubernetes {have})",
+    let dir = args.path.join("cue.mod/gen/k8s.io/api");
+    output::info(format!(
+        "schemas vendored: {} ({} files, Kubernetes {have})",
+        output::subject(&dir.display().to_string()),
         files.len()
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
 fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
     let (dir, files) = blueprint::init(&args.name, &args.path)?;
-    eprintln!(
-        "module initialized: {} ({} files)",
-        dir.display(),
-        files.len()
-    );
+    let _ = files;
+    output::info(format!("module initialized at {}", dir.display()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,7 +132,7 @@ fn vendor_crd(args: CrdArgs) -> anyhow::Result<ExitCode> {
     }
     crd::write(&args.path, &files)?;
     for f in &files {
-        eprintln!("schemas vendored: {}", f.key);
+        output::info(format!("schemas vendored: {}", output::subject(&f.key)));
     }
     Ok(ExitCode::SUCCESS)
 }

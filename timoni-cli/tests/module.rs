@@ -23,7 +23,7 @@ fn run(dir: &Path, args: &[&str]) -> String {
         args.join(" "),
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+        common::redact_log_times(&String::from_utf8_lossy(&out.stderr)),
     )
 }
 
@@ -38,6 +38,22 @@ fn mod_vet_debug_uses_the_debug_values() {
         &module(),
         &["mod", "lint", ".", "--debug", "--name", "dbg"]
     ));
+}
+
+/// Without `debug_values.cue`, `--debug` vets with the default values and says so, as Timoni.
+#[test]
+fn mod_vet_debug_without_debug_values_falls_back_to_the_defaults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(module())
+        .arg(tmp.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let dir = tmp.path().join("module");
+    std::fs::remove_file(dir.join("debug_values.cue")).unwrap();
+    insta::assert_snapshot!(run(&dir, &["mod", "vet", ".", "--debug"]));
 }
 
 #[test]
