@@ -77,6 +77,20 @@ pub struct ShowArgs {
 enum ShowCommand {
     /// Print the module's #Config schema, or write it as a table to a README.
     Config(ShowConfigArgs),
+    /// Print the README.md of a module (a local directory or an OCI artifact).
+    Readme(ShowReadmeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ShowReadmeArgs {
+    /// The module: a directory, a file:// URL or an oci://<host>/<repo>[:tag|@digest] URL.
+    #[arg(default_value = ".")]
+    path: String,
+    /// The module version (OCI modules only).
+    #[arg(short = 'v', long = "version", default_value = "latest")]
+    version: String,
+    #[command(flatten)]
+    creds: crate::flags::Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -148,9 +162,29 @@ fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `timoni mod show readme`: the module's README.md on stdout, as Timoni prints it.
+fn show_readme(args: ShowReadmeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let fetcher = settings.fetcher(args.creds.get(), true);
+    let spin = args
+        .path
+        .starts_with("oci://")
+        .then(|| output::spinner(format!("pulling {}", args.path)));
+    let source = instance::open_module(&args.path, Some(&args.version), None, Some(&fetcher))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    drop(spin);
+    let readme = source.dir.join("README.md");
+    let text = std::fs::read(&readme)
+        .map_err(|e| anyhow::anyhow!("reading README.md from module {} failed: {e}", args.path))?;
+    output::print_stdout(&String::from_utf8_lossy(&text));
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `timoni mod show …`.
 fn show(args: ShowArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
-    let ShowCommand::Config(args) = args.command;
+    let args = match args.command {
+        ShowCommand::Config(a) => a,
+        ShowCommand::Readme(a) => return show_readme(a, settings),
+    };
     if args.output.is_some() && args.path.starts_with("oci://") {
         anyhow::bail!("--output writes a local module's README: it needs a local module path");
     }

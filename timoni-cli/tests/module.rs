@@ -40,6 +40,24 @@ fn mod_vet_debug_uses_the_debug_values() {
     ));
 }
 
+/// `mod show readme` prints the module's README.md; a module without one is one clear error.
+#[test]
+fn mod_show_readme_prints_the_readme() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(module())
+        .arg(tmp.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let dir = tmp.path().join("module");
+    let missing = run(&dir, &["mod", "show", "readme"]);
+    std::fs::write(dir.join("README.md"), "# demo\n\nA module.\n").unwrap();
+    let shown = run(&dir, &["mod", "show", "readme", "."]);
+    insta::assert_snapshot!(format!("{missing}\n{shown}"));
+}
+
 /// Without `debug_values.cue`, `--debug` vets with the default values and says so, as Timoni.
 #[test]
 fn mod_vet_debug_without_debug_values_falls_back_to_the_defaults() {

@@ -168,6 +168,16 @@ fn starter_module_push_inspect_pull_round_trip() {
         "pulled tree equals the pushed one"
     );
 
+    // `mod show readme` of the pushed module prints the README that was pushed.
+    let readme = ok(timoni(
+        &home,
+        &["mod", "show", "readme", &url, "-v", "1.0.0"],
+    ));
+    assert_eq!(
+        readme,
+        std::fs::read_to_string(module.join("README.md")).unwrap()
+    );
+
     let list = ok(timoni(&home, &["mod", "list", &url]));
     let digest = first["digest"].as_str().unwrap();
     // An aligned table: each cell padded to its column's width.
