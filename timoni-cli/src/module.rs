@@ -37,7 +37,7 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Vet(a) => vet(a, settings),
         Command::Show(a) => show(a, settings),
-        Command::Local(c) => crate::vendor::run_command(c),
+        Command::Local(c) => crate::vendor::run_command(c, settings),
         Command::Oci(c) => crate::oci_cmds::run_mod_command(c, settings),
     }
 }

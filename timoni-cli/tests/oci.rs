@@ -168,6 +168,33 @@ fn starter_module_push_inspect_pull_round_trip() {
         "pulled tree equals the pushed one"
     );
 
+    // `mod init -b` writes a new module from the pushed one, its name in place of `blueprint`.
+    let parent = reg.dir.path().join("modules");
+    std::fs::create_dir_all(&parent).unwrap();
+    let init = ok_logs(timoni(
+        &home,
+        &[
+            "mod",
+            "init",
+            "my-app",
+            parent.to_str().unwrap(),
+            "-b",
+            &url,
+        ],
+    ));
+    assert!(
+        init.ends_with(&format!(
+            "INF module initialized at {}/my-app\n",
+            parent.display()
+        )),
+        "{init}"
+    );
+    let app = parent.join("my-app");
+    let module_cue = std::fs::read_to_string(app.join("cue.mod/module.cue")).unwrap();
+    assert!(module_cue.contains("timoni.sh/my-app"), "{module_cue}");
+    assert!(app.join("timoni.ignore").is_file());
+    ok_logs(timoni(&home, &["mod", "vet", app.to_str().unwrap()]));
+
     // `mod show readme` of the pushed module prints the README that was pushed.
     let readme = ok(timoni(
         &home,
