@@ -4,6 +4,7 @@
 //! message, as Timoni does.
 
 mod apply;
+mod artifact;
 mod build;
 mod bundle;
 mod bundle_cluster;
@@ -15,9 +16,10 @@ mod inspect;
 mod krm;
 mod list;
 mod module;
-mod oci_cmds;
+mod module_oci;
 mod output;
 mod project;
+mod registry;
 mod registry_provider;
 mod runtime;
 mod settings;
@@ -75,9 +77,9 @@ enum Command {
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
     /// Push, pull, tag and list generic Timoni artifacts.
-    Artifact(oci_cmds::ArtifactArgs),
+    Artifact(artifact::ArtifactArgs),
     /// Log in to and out of container registries.
-    Registry(oci_cmds::RegistryArgs),
+    Registry(registry::RegistryArgs),
     /// Timoni Projects: push them, bootstrap clusters onto them, and inspect or nudge their
     /// reconciliation by the Timoni controller.
     Project(project::Args),
@@ -215,8 +217,8 @@ fn main() -> ExitCode {
         }
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
-        Command::Artifact(args) => oci_cmds::run_artifact(args, s),
-        Command::Registry(args) => oci_cmds::run_registry(args, s),
+        Command::Artifact(args) => artifact::run_artifact(args, s),
+        Command::Registry(args) => registry::run_registry(args, s),
         Command::Project(args) => project::run(args, s),
         Command::Fn(args) => krm::run(args, s),
     };

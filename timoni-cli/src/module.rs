@@ -1,6 +1,6 @@
-//! `timoni mod …`: the module command group. This file holds `mod vet` and `mod show config`;
-//! `mod init` and `mod vendor` live in `vendor.rs`, the registry commands (`push`, `pull`, `list`)
-//! in `oci_cmds.rs`.
+//! `timoni mod …`: the module command group. This file holds `mod vet` and `mod show
+//! config|readme`; `mod init` and `mod vendor` live in `vendor.rs`, the registry commands
+//! (`build`, `push`, `pull`, `list`) in `module_oci.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,7 +30,7 @@ enum Command {
     #[command(flatten)]
     Local(crate::vendor::Command),
     #[command(flatten)]
-    Oci(crate::oci_cmds::ModCommand),
+    Oci(crate::module_oci::ModCommand),
 }
 
 pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
@@ -38,7 +38,7 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         Command::Vet(a) => vet(a, settings),
         Command::Show(a) => show(a, settings),
         Command::Local(c) => crate::vendor::run_command(c, settings),
-        Command::Oci(c) => crate::oci_cmds::run_mod_command(c, settings),
+        Command::Oci(c) => crate::module_oci::run_mod_command(c, settings),
     }
 }
 

@@ -19,8 +19,8 @@ use timoni_core::project::admin::ops::{self, DeleteOptions};
 use timoni_core::project::api::Project;
 use timoni_core::project::source::push_project;
 
+use crate::artifact::annotations;
 use crate::flags::Creds;
-use crate::oci_cmds::annotations;
 use crate::output::{self, Format as Output, render};
 use crate::settings::Settings;
 
