@@ -1,11 +1,13 @@
 //! `timoni bundle build|vet`: bundles of module instances (`file://` or `oci://`), with runtime
-//! values from the environment and runtime files, per selected cluster.
+//! values from the environment, the runtime files and the objects their queries read from each
+//! selected cluster (`--runtime-cluster`, `--runtime-group`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use timoni_core::bundle::{self, BundleRequest, SourceFile};
+use timoni_core::cluster::runtime_values::runtime_values;
 use timoni_core::render;
 
 use crate::flags::RuntimeFlags;
@@ -124,8 +126,9 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
     let req = request(rt, settings, settings.source_files(&args.files)?)?;
     let concurrency = args.concurrency.unwrap_or_else(bundle::default_concurrency);
     let fetcher = settings.fetcher(args.creds.get(), true);
+    let clusters = runtime_values(&settings.connector(), &req).map_err(fail)?;
     let (_cluster, _bundle, built) =
-        bundle::build_bundle_with(&req, &args.package, concurrency, Some(&fetcher))
+        bundle::build_bundle_for(&req, clusters, &args.package, concurrency, Some(&fetcher))
             .map_err(fail)?;
     if let Some(dir) = &args.output_dir {
         for inst in &built {
@@ -168,7 +171,8 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
 fn vet(args: VetArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<ExitCode> {
     let _ = &args.package;
     let req = request(rt, settings, settings.source_files(&args.files)?)?;
-    let results = bundle::vet_bundle(&req).map_err(fail)?;
+    let clusters = runtime_values(&settings.connector(), &req).map_err(fail)?;
+    let results = bundle::vet_bundle_for(&req, clusters).map_err(fail)?;
     for (cluster, b) in &results {
         if args.print_value {
             let text = if cluster.is_default() {
