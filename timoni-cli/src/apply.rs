@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instance};
 use timoni_core::cluster::inventory::ModuleReference;
-use timoni_core::instance::{BuildOptions, open_module};
+use timoni_core::instance::{self, BuildOptions, open_module};
 
 use crate::output;
 use crate::settings::Settings;
@@ -97,6 +97,17 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     let mut req = ApplyRequest::new(build);
     if let Some(f) = source.as_ref().and_then(|s| s.fetched.as_ref()) {
         req.module = ModuleReference::from(f);
+    }
+    // A module that cannot be read is reported by the build, as Timoni's build reports it.
+    let name = instance::module_dir(&module_dir)
+        .ok()
+        .map(|root| instance::module_name(&root))
+        .filter(|n| !n.is_empty());
+    if let Some(name) = name {
+        log.info(format!(
+            "using module {name} version {}",
+            req.module.version
+        ));
     }
     req.dry_run = args.apply.dry_run || args.apply.diff;
     req.diff = args.apply.diff;
