@@ -160,6 +160,11 @@ impl Log {
         self.with("i:", name)
     }
 
+    /// About runtime `name`.
+    pub fn runtime(self, name: &str) -> Log {
+        self.with("r:", name)
+    }
+
     /// Writes an `INF` line.
     pub fn info(&self, msg: impl AsRef<str>) {
         emit(&self.line(Level::Info, msg.as_ref()));
