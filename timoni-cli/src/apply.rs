@@ -132,10 +132,12 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
             "{m}. Apply with \"--overwrite-ownership\" to gain instance ownership."
         )),
-        Err(ApplyError::Build(e)) => Err(anyhow::anyhow!(
-            "build failed: {}",
-            crate::relative(&e.to_string())
-        )),
+        Err(ApplyError::Build(e)) => {
+            let b = &req.build;
+            let msg =
+                crate::positions::in_user_files(&e.to_string(), &b.module, &b.package, &b.values);
+            Err(anyhow::anyhow!("build failed: {}", crate::relative(&msg)))
+        }
         Err(e) => Err(e.into()),
     }
 }

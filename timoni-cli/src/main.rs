@@ -18,6 +18,7 @@ mod list;
 mod module;
 mod module_oci;
 mod output;
+mod positions;
 mod project;
 mod registry;
 mod registry_provider;

@@ -127,8 +127,15 @@ fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         (true, false) => "vetting with default values (debug values not found)",
         _ => "vetting with default values",
     });
-    let built = instance::build(&opts)
-        .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
+    let built = instance::build(&opts).map_err(|e| {
+        let msg = crate::positions::in_user_files(
+            &e.to_string(),
+            &opts.module,
+            &opts.package,
+            &opts.values,
+        );
+        anyhow::anyhow!("build failed: {}", crate::relative(&msg))
+    })?;
     let objects = built.objects();
     if objects.is_empty() {
         anyhow::bail!("build failed, no objects to apply");

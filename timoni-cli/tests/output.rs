@@ -111,3 +111,24 @@ fn registry_errors_keep_their_root_cause() {
     let out = timoni(&["mod", "list", "oci://127.0.0.1:1/m"]);
     assert!(out.contains("Connection refused"), "{out}");
 }
+
+/// A bad value from `-f` values files is reported at its position in the last file that set it,
+/// not in the module's `values.cue` (which the merged values replace during the build).
+#[test]
+fn errors_point_at_the_users_values_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("a.cue"),
+        "values: client: enabled: \"no\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("my-values.cue"),
+        "values: {\n\tclient: {\n\t\tenabled: \"yes\"\n\t}\n}\n",
+    )
+    .unwrap();
+    let m = module().display().to_string();
+    let args = ["build", "x", &m, "-f", "a.cue", "-f", "my-values.cue"];
+    let out = common::run_timoni(tmp.path(), &args, None, &[], &[], Some(&module()));
+    insta::assert_snapshot!(out.replace(&m, "[TESTDATA]"));
+}
