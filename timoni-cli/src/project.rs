@@ -333,7 +333,12 @@ fn reconcile(a: Reconcile, settings: &Settings) -> Result<ExitCode> {
     ));
     if a.wait {
         let poll = settings.poll;
+        let spin = output::spinner(format!(
+            "waiting for project {ns}/{} to be reconciled",
+            a.name
+        ));
         let p = ops::wait_reconciled(&cluster, &ns, &a.name, &at, settings.timeout, poll)?;
+        drop(spin);
         let (ready, message) = ops::ready(&p);
         if ready != "True" {
             bail!("project {ns}/{} is not ready: {message}", a.name);
@@ -361,7 +366,11 @@ fn delete(a: Delete, settings: &Settings) -> Result<ExitCode> {
         timeout: settings.timeout,
         poll: settings.poll,
     };
+    let spin = a
+        .wait
+        .then(|| output::spinner(format!("deleting project {ns}/{}", a.name)));
     ops::delete_project(&cluster, &ns, &a.name, opts)?;
+    drop(spin);
     let how = if a.wait {
         "deleted"
     } else {
