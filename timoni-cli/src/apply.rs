@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use timoni_core::cluster::apply::{ApplyError, ApplyRequest, Event, apply_instance};
 use timoni_core::cluster::inventory::ModuleReference;
-use timoni_core::instance::{BuildOptions, open_module};
+use timoni_core::instance::{self, BuildOptions, open_module};
 
+use crate::output;
 use crate::settings::Settings;
 
 /// The flags `apply` and `bundle apply` share.
@@ -64,6 +65,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let log = output::Log::new().instance(&args.name);
+    if args.module.starts_with("oci://") {
+        let at = match &args.digest {
+            Some(d) if args.version == "latest" => format!("@{d}"),
+            _ => format!(":{}", args.version),
+        };
+        log.info(format!("pulling {}{at}", args.module));
+    } else {
+        log.info(format!("building {}", args.module));
+    }
     // An `oci://` module is pulled (`-v`, `-d`, the layer cache) into a temporary directory that
     // lives as long as `source`; a local one is recorded as written.
     let source = if args.module.starts_with("oci://") {
@@ -91,6 +102,17 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     if let Some(f) = source.as_ref().and_then(|s| s.fetched.as_ref()) {
         req.module = ModuleReference::from(f);
     }
+    // A module that cannot be read is reported by the build, as Timoni's build reports it.
+    let name = instance::module_dir(&module_dir)
+        .ok()
+        .map(|root| instance::module_name(&root))
+        .filter(|n| !n.is_empty());
+    if let Some(name) = name {
+        log.info(format!(
+            "using module {name} version {}",
+            req.module.version
+        ));
+    }
     req.dry_run = args.apply.dry_run || args.apply.diff;
     req.diff = args.apply.diff;
     req.force = args.apply.force;
@@ -102,41 +124,71 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     let result = apply_instance(&cluster, &req, &mut |e| log.event(e));
     log.finish();
     match result {
-        Ok(_) => Ok(ExitCode::SUCCESS),
+        Ok(_) => {
+            if req.dry_run {
+                log.caller().info(format!(
+                    "applied successfully {}",
+                    output::dry_run("(server dry run)")
+                ));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
             "{m}. Apply with \"--overwrite-ownership\" to gain instance ownership."
         )),
-        Err(ApplyError::Build(e)) => Err(anyhow::anyhow!(
-            "build failed: {}",
-            crate::relative(&e.to_string())
-        )),
+        Err(ApplyError::Build(e)) => {
+            let b = &req.build;
+            let msg =
+                crate::positions::in_user_files(&e.to_string(), &b.module, &b.package, &b.values);
+            Err(anyhow::anyhow!("build failed: {}", crate::relative(&msg)))
+        }
         Err(e) => Err(e.into()),
     }
 }
 
-/// Renders apply events on stderr; while waiting, a spinner shows what is pending when stderr
-/// is a terminal.
+/// Renders apply events as Timoni's log lines (`i:name > Kind/ns/name created`); while waiting,
+/// a spinner shows what is pending on a terminal.
 pub(crate) struct Log {
     dry: bool,
     name: String,
     namespace: String,
-    spinner: Option<indicatif::ProgressBar>,
+    log: output::Log,
+    spinner: Option<output::Spinner>,
 }
 
 impl Log {
     /// A log of the apply of instance `name` in `namespace`.
     pub(crate) fn new(dry: bool, name: &str, namespace: &str) -> Log {
+        Log::with_caller(dry, name, namespace, output::Log::new().instance(name))
+    }
+
+    /// A log of the apply of instance `name` with the caller chain `log` (bundles).
+    pub(crate) fn with_caller(dry: bool, name: &str, namespace: &str, log: output::Log) -> Log {
         Log {
             dry,
             name: name.to_string(),
             namespace: namespace.to_string(),
+            log,
             spinner: None,
         }
     }
 
+    /// The caller chain of the lines.
+    pub(crate) fn caller(&self) -> &output::Log {
+        &self.log
+    }
+
     pub(crate) fn finish(&mut self) {
-        if let Some(s) = self.spinner.take() {
-            s.finish_and_clear();
+        self.spinner = None;
+    }
+
+    /// Logs `msg`, marked `(server dry run)` on a dry run.
+    fn dry(&self, msg: String) {
+        if self.dry {
+            self.log
+                .info(format!("{msg} {}", output::dry_run("(server dry run)")));
+        } else {
+            self.log.info(msg);
         }
     }
 
@@ -144,23 +196,23 @@ impl Log {
         match e {
             Event::Start { install, .. } if !self.dry => {
                 let verb = if *install { "installing" } else { "upgrading" };
-                eprintln!("{verb} {} in namespace {}", self.name, self.namespace);
+                self.log.info(format!(
+                    "{verb} {} in namespace {}",
+                    output::subject(&self.name),
+                    output::subject(&self.namespace)
+                ));
             }
             Event::Start { .. } => {}
             Event::Change(c) => {
-                let suffix = if self.dry { " (server dry run)" } else { "" };
-                eprintln!("{} {}{suffix}", c.object, c.action);
+                self.dry(output::change(&c.object.to_string(), &c.action.to_string()));
                 if let Some(d) = &c.diff {
-                    print!("{d}");
+                    output::print_stdout(d);
                 }
             }
             Event::Waiting { count, .. } => {
-                eprintln!("waiting for {count} resource(s) to become ready...");
-                if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                    let s = indicatif::ProgressBar::new_spinner();
-                    s.enable_steady_tick(std::time::Duration::from_millis(120));
-                    self.spinner = Some(s);
-                }
+                let msg = format!("waiting for {count} resource(s) to become ready...");
+                self.log.info(&msg);
+                self.spinner = Some(output::spinner(msg));
             }
             Event::Progress { pending, .. } => {
                 if let Some(s) = &self.spinner {
@@ -169,7 +221,7 @@ impl Log {
             }
             Event::Ready { .. } => {
                 self.finish();
-                eprintln!("resources are ready");
+                self.log.info("resources are ready");
             }
         }
     }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use timoni_core::instance::{self, BuildOptions};
 use timoni_core::render;
 
+use crate::positions;
 use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
@@ -64,8 +65,11 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     let fetcher = args
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
-    let built = instance::build_with(&opts, Some(fetcher.as_ref()))
-        .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
+    let built = instance::build_with(&opts, Some(fetcher.as_ref())).map_err(|e| {
+        let msg =
+            positions::in_user_files(&e.to_string(), &opts.module, &opts.package, &opts.values);
+        anyhow::anyhow!("build failed: {}", crate::relative(&msg))
+    })?;
     let mut objects = built.objects();
     if args.mask_secrets {
         objects = objects.iter().map(render::mask_secret).collect();

@@ -1,11 +1,13 @@
 //! `timoni bundle build|vet`: bundles of module instances (`file://` or `oci://`), with runtime
-//! values from the environment and runtime files, per selected cluster.
+//! values from the environment, the runtime files and the objects their queries read from each
+//! selected cluster (`--runtime-cluster`, `--runtime-group`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use timoni_core::bundle::{self, BundleRequest, SourceFile};
+use timoni_core::cluster::runtime_values::runtime_values;
 use timoni_core::render;
 
 use crate::flags::RuntimeFlags;
@@ -128,9 +130,15 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
     let fetcher = args
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
-    let (_cluster, _bundle, built) =
-        bundle::build_bundle_with(&req, &args.package, concurrency, Some(fetcher.as_ref()))
-            .map_err(fail)?;
+    let clusters = runtime_values(&settings.connector(), &req).map_err(fail)?;
+    let (_cluster, _bundle, built) = bundle::build_bundle_for(
+        &req,
+        clusters,
+        &args.package,
+        concurrency,
+        Some(fetcher.as_ref()),
+    )
+    .map_err(fail)?;
     if let Some(dir) = &args.output_dir {
         for inst in &built {
             let mut objects = inst.objects();
@@ -143,7 +151,11 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
                 std::fs::write(&path, render::object_yaml(o))
                     .with_context(|| format!("writing {}", path.display()))?;
             }
-            eprintln!("exported {} resources to {}", objects.len(), sub.display());
+            crate::output::info(format!(
+                "exported {} resources to {}",
+                objects.len(),
+                sub.display()
+            ));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -168,7 +180,8 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
 fn vet(args: VetArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<ExitCode> {
     let _ = &args.package;
     let req = request(rt, settings, settings.source_files(&args.files)?)?;
-    let results = bundle::vet_bundle(&req).map_err(fail)?;
+    let clusters = runtime_values(&settings.connector(), &req).map_err(fail)?;
+    let results = bundle::vet_bundle_for(&req, clusters).map_err(fail)?;
     for (cluster, b) in &results {
         if args.print_value {
             let text = if cluster.is_default() {
@@ -181,15 +194,16 @@ fn vet(args: VetArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<
             continue;
         }
         // Timoni's log callers: `b:<bundle>`, `c:<cluster>` for named clusters, `i:<instance>`.
-        let caller = if cluster.is_default() {
-            format!("b:{}", b.name)
+        let cluster = if cluster.is_default() {
+            ""
         } else {
-            format!("b:{} > c:{}", b.name, cluster.name)
+            &cluster.name
         };
+        let log = crate::output::Log::new().bundle(&b.name).cluster(cluster);
         for i in &b.instances {
-            eprintln!("{caller} > i:{} instance is valid", i.name);
+            log.clone().instance(&i.name).info("instance is valid");
         }
-        eprintln!("{caller} bundle is valid");
+        log.info("bundle is valid");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use timoni_core::cluster::apply::{ApplyError, Event};
+use timoni_core::cluster::apply::ApplyError;
 use timoni_core::cluster::bundle::{
     BundleApplyRequest, BundleEvent, apply_bundle, bundle_status, delete_bundle,
 };
@@ -12,6 +12,7 @@ use timoni_core::cluster::kube::KubeConnector;
 
 use crate::bundle::request;
 use crate::flags::RuntimeFlags;
+use crate::output;
 use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
@@ -62,57 +63,107 @@ pub struct StatusArgs {
     files: Vec<String>,
 }
 
-fn caller(bundle: &str, cluster: &str, instance: &str) -> String {
-    let mut s = format!("b:{bundle}");
-    if !cluster.is_empty() {
-        s.push_str(&format!(" > c:{cluster}"));
-    }
-    if !instance.is_empty() {
-        s.push_str(&format!(" > i:{instance}"));
-    }
-    s
-}
-
-/// Logs bundle events with their callers.
+/// Logs bundle events with Timoni's callers (`b:bundle > c:cluster > i:instance >`).
 struct Logger {
     bundle: String,
     cluster: String,
-    instance: String,
+    group: String,
+    instances: usize,
     dry: bool,
+    /// The apply log of the current instance.
+    apply: Option<crate::apply::Log>,
+    /// The first instance of the current cluster is still to come.
+    first: bool,
     /// `applying` or `deleting`.
     verb: &'static str,
 }
 
 impl Logger {
+    fn new(bundle: &str, dry: bool, verb: &'static str) -> Logger {
+        Logger {
+            bundle: bundle.to_string(),
+            cluster: String::new(),
+            group: String::new(),
+            instances: 0,
+            dry,
+            apply: None,
+            first: true,
+            verb,
+        }
+    }
+
+    /// The caller of lines about the bundle on the current cluster.
+    fn caller(&self) -> output::Log {
+        output::Log::new()
+            .bundle(&self.bundle)
+            .cluster(&self.cluster)
+    }
+
+    fn dry_suffix(&self) -> String {
+        if self.dry {
+            format!(" {}", output::dry_run("(server dry run)"))
+        } else {
+            String::new()
+        }
+    }
+
     fn log(&mut self, e: BundleEvent) {
         match e {
-            BundleEvent::Cluster(c) => self.cluster = c.name.clone(),
-            BundleEvent::Bundle(b) => self.bundle = b.to_string(),
-            BundleEvent::Instance { name, namespace } => {
-                self.instance = name.to_string();
-                eprintln!(
-                    "{} {} instance in namespace {namespace}",
-                    caller(&self.bundle, &self.cluster, name),
-                    self.verb
-                );
+            BundleEvent::Cluster(c) => {
+                self.cluster = c.name.clone();
+                self.group = c.group.clone();
+                self.first = true;
             }
-            BundleEvent::Apply(Event::Change(c)) | BundleEvent::Delete(c) => {
-                let suffix = if self.dry { " (server dry run)" } else { "" };
-                eprintln!(
-                    "{} {} {}{suffix}",
-                    caller(&self.bundle, &self.cluster, &self.instance),
-                    c.object,
-                    c.action
-                );
-                if let Some(d) = &c.diff {
-                    print!("{d}");
+            BundleEvent::Bundle { name, instances } => {
+                self.bundle = name.to_string();
+                self.instances = instances;
+                self.cluster.clear();
+                self.first = true;
+            }
+            BundleEvent::Instance { name, namespace } => {
+                if self.first && self.verb == "applying" {
+                    let on = if self.cluster.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" on {}", output::subject(&self.group))
+                    };
+                    let msg = format!("applying {} instance(s){on}", self.instances);
+                    self.caller().info(format!("{msg}{}", self.dry_suffix()));
+                }
+                self.first = false;
+                let caller = self.caller().instance(name);
+                if self.verb == "deleting" {
+                    caller.info(format!(
+                        "deleting instance {} in namespace {}",
+                        output::subject(name),
+                        output::subject(namespace)
+                    ));
+                }
+                self.apply = Some(crate::apply::Log::with_caller(
+                    self.dry, name, namespace, caller,
+                ));
+            }
+            BundleEvent::Apply(e) => {
+                if let Some(log) = &mut self.apply {
+                    log.event(e);
                 }
             }
-            BundleEvent::Apply(Event::Ready { .. }) => eprintln!(
-                "{} resources are ready",
-                caller(&self.bundle, &self.cluster, &self.instance)
-            ),
-            BundleEvent::Apply(_) | BundleEvent::Applied { .. } => {}
+            BundleEvent::Delete(c) => {
+                if let Some(log) = &self.apply {
+                    let dry = if self.dry {
+                        format!(" {}", output::dry_run("(dry run)"))
+                    } else {
+                        String::new()
+                    };
+                    let change = output::change(&c.object.to_string(), &c.action.to_string());
+                    log.caller().info(format!("{change}{dry}"));
+                }
+            }
+            BundleEvent::Applied { .. } => {
+                if let Some(mut log) = self.apply.take() {
+                    log.finish();
+                }
+            }
         }
     }
 }
@@ -147,21 +198,25 @@ pub fn apply(args: ApplyArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow:
         poll: settings.poll,
     };
     let connector = settings.connector();
-    let mut logger = Logger {
-        bundle: String::new(),
-        cluster: String::new(),
-        instance: String::new(),
-        dry: req.dry_run,
-        verb: "applying",
-    };
+    let mut logger = Logger::new("", req.dry_run, "applying");
     let fetcher = args
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
+    let started = std::time::Instant::now();
     match apply_bundle(&connector, Some(fetcher.as_ref()), &req, &mut |e| {
         logger.log(e)
     }) {
         Ok(_) => {
-            eprintln!("{} applied successfully", caller(&logger.bundle, "", ""));
+            let log = output::Log::new().bundle(&logger.bundle);
+            if req.dry_run {
+                log.info(format!("applied successfully{}", logger.dry_suffix()));
+            } else {
+                let secs = started.elapsed().as_secs_f64().round() as u64;
+                log.info(format!(
+                    "applied successfully in {}",
+                    output::go_seconds(secs)
+                ));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(
@@ -179,13 +234,7 @@ pub fn delete(
     let connector = settings.connector();
     let name = bundle_name(args.name, &args.files, rt, settings, &connector)?;
     let req = request(rt, settings, Vec::new())?;
-    let mut logger = Logger {
-        bundle: name.clone(),
-        cluster: String::new(),
-        instance: String::new(),
-        dry: args.dry_run,
-        verb: "deleting",
-    };
+    let mut logger = Logger::new(&name, args.dry_run, "deleting");
     delete_bundle(
         &connector,
         &req,
@@ -209,19 +258,12 @@ pub fn status(
     let req = request(rt, settings, Vec::new())?;
     for (c, per) in bundle_status(&connector, &req, &name)? {
         let cluster = if c.is_default() { "" } else { c.name.as_str() };
+        let log = output::Log::new().bundle(&name).cluster(cluster);
         if per.is_empty() {
-            eprintln!("{} no instances found", caller(&name, cluster, ""));
+            log.error("no instances found in bundle");
         }
         for (rec, objects) in per {
-            let who = caller(&name, cluster, &rec.metadata.name);
-            println!("{who} last applied {}", rec.last_transition_time);
-            println!(
-                "{who} module {}:{}",
-                rec.module.repository, rec.module.version
-            );
-            for o in objects {
-                println!("{who} {} {} {}", o.object, o.status, o.message);
-            }
+            crate::status::log_instance(&log.clone().instance(&rec.metadata.name), &rec, &objects);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -54,20 +54,24 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         }
         "values" => println!("values: {}", rec.values),
         _ => {
-            println!("NAME\tNAMESPACE\tAPI VERSION");
-            for r in rec.inventory.refs() {
-                let ns = if r.namespace.is_empty() {
-                    "-"
-                } else {
-                    &r.namespace
-                };
-                println!(
-                    "{}/{}\t{ns}\t{}",
-                    r.kind.to_lowercase(),
-                    r.name,
-                    r.api_version
-                );
-            }
+            let rows: Vec<Vec<String>> = rec
+                .inventory
+                .refs()
+                .into_iter()
+                .map(|r| {
+                    let ns = if r.namespace.is_empty() {
+                        "-".to_string()
+                    } else {
+                        r.namespace.clone()
+                    };
+                    vec![
+                        format!("{}/{}", r.kind.to_lowercase(), r.name),
+                        ns,
+                        r.api_version.clone(),
+                    ]
+                })
+                .collect();
+            crate::output::print_table(&["name", "namespace", "API version"], &rows);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -40,14 +40,11 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         ]);
         rows.push(row);
     }
-    let mut headers = vec!["NAME"];
+    let mut headers = vec!["name"];
     if args.all_namespaces {
-        headers.push("NAMESPACE");
+        headers.push("namespace");
     }
-    headers.extend(["MODULE", "VERSION", "LAST APPLIED", "BUNDLE"]);
-    println!("{}", headers.join("\t"));
-    for r in rows {
-        println!("{}", r.join("\t"));
-    }
+    headers.extend(["module", "version", "last applied", "bundle"]);
+    crate::output::print_table(&headers, &rows);
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 //! message, as Timoni does.
 
 mod apply;
+mod artifact;
 mod build;
 mod bundle;
 mod bundle_cluster;
@@ -15,8 +16,11 @@ mod inspect;
 mod krm;
 mod list;
 mod module;
-mod oci_cmds;
+mod module_oci;
+mod output;
+mod positions;
 mod project;
+mod registry;
 mod registry_provider;
 mod runtime;
 mod settings;
@@ -75,9 +79,9 @@ enum Command {
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
     Cue(cue::Args),
     /// Push, pull, tag and list generic Timoni artifacts.
-    Artifact(oci_cmds::ArtifactArgs),
+    Artifact(artifact::ArtifactArgs),
     /// Log in to and out of container registries.
-    Registry(oci_cmds::RegistryArgs),
+    Registry(registry::RegistryArgs),
     /// Timoni Projects: push them, bootstrap clusters onto them, and inspect or nudge their
     /// reconciliation by the Timoni controller.
     Project(project::Args),
@@ -182,14 +186,17 @@ fn parse_with<P: clap::CommandFactory + clap::FromArgMatches>() -> P {
 fn main() -> ExitCode {
     let cli = match parse_args() {
         Parsed::Cue(args) => {
-            // Colours only on a terminal, so that piped output and snapshots are plain text.
-            set_miette_hook(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+            // Colours only on a terminal, so that piped output and snapshots are plain text; and
+            // plain message lines, as the `cue` tool prints them.
+            output::init(output::color_default(), false);
+            set_miette_hook(output::colored());
             return finish(cue::run(args));
         }
         Parsed::Full(cli) => cli,
     };
     let settings = settings::Settings::resolve(&cli.global);
-    set_miette_hook(settings.log_color);
+    output::init(settings.log_color, settings.log_pretty);
+    set_miette_hook(output::colored());
     let s = &settings;
     let result = match cli.command {
         Command::Apply(args) => apply::run(args, s),
@@ -212,8 +219,8 @@ fn main() -> ExitCode {
         }
         Command::Fmt(args) => fmt::run(args),
         Command::Cue(args) => cue::run(args),
-        Command::Artifact(args) => oci_cmds::run_artifact(args, s),
-        Command::Registry(args) => oci_cmds::run_registry(args, s),
+        Command::Artifact(args) => artifact::run_artifact(args, s),
+        Command::Registry(args) => registry::run_registry(args, s),
         Command::Project(args) => project::run(args, s),
         Command::Fn(args) => krm::run(args, s),
     };
@@ -238,7 +245,7 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("✗ {e:#}");
+            output::error(format!("{e:#}"));
             ExitCode::FAILURE
         }
     }

@@ -1,8 +1,8 @@
-//! `timoni mod …`: the module command group. This file holds `mod vet` and `mod show config`;
-//! `mod init` and `mod vendor` live in `vendor.rs`, the registry commands (`push`, `pull`, `list`)
-//! in `oci_cmds.rs`.
+//! `timoni mod …`: the module command group. This file holds `mod vet` and `mod show
+//! config|readme`; `mod init` and `mod vendor` live in `vendor.rs`, the registry commands
+//! (`build`, `push`, `pull`, `list`) in `module_oci.rs`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -10,6 +10,7 @@ use timoni_core::config_doc;
 use timoni_core::instance::{self, BuildOptions};
 use timoni_core::meta::get_str;
 
+use crate::output;
 use crate::settings::Settings;
 
 /// `timoni mod …`.
@@ -29,15 +30,15 @@ enum Command {
     #[command(flatten)]
     Local(crate::vendor::Command),
     #[command(flatten)]
-    Oci(crate::oci_cmds::ModCommand),
+    Oci(crate::module_oci::ModCommand),
 }
 
 pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Vet(a) => vet(a, settings),
         Command::Show(a) => show(a, settings),
-        Command::Local(c) => crate::vendor::run_command(c),
-        Command::Oci(c) => crate::oci_cmds::run_mod_command(c, settings),
+        Command::Local(c) => crate::vendor::run_command(c, settings),
+        Command::Oci(c) => crate::module_oci::run_mod_command(c, settings),
     }
 }
 
@@ -76,6 +77,20 @@ pub struct ShowArgs {
 enum ShowCommand {
     /// Print the module's #Config schema, or write it as a table to a README.
     Config(ShowConfigArgs),
+    /// Print the README.md of a module (a local directory or an OCI artifact).
+    Readme(ShowReadmeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ShowReadmeArgs {
+    /// The module: a directory, a file:// URL or an oci://<host>/<repo>[:tag|@digest] URL.
+    #[arg(default_value = ".")]
+    path: String,
+    /// The module version (OCI modules only).
+    #[arg(short = 'v', long = "version", default_value = "latest")]
+    version: String,
+    #[command(flatten)]
+    creds: crate::flags::Creds,
 }
 
 #[derive(clap::Args, Debug)]
@@ -103,14 +118,24 @@ struct ShowConfigArgs {
 fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let mut opts = BuildOptions::new(&args.name, &settings.namespace, &args.path);
     opts.package = args.package;
-    opts.debug = args.debug;
+    // Timoni vets with the debug values when the module has them, else with the defaults.
+    let has_debug = Path::new(&args.path).join("debug_values.cue").is_file();
+    opts.debug = args.debug && has_debug;
     opts.values = settings.values_sources(&args.values)?;
-    eprintln!(
-        "vetting with {} values",
-        if args.debug { "debug" } else { "default" }
-    );
-    let built = instance::build(&opts)
-        .map_err(|e| anyhow::anyhow!("build failed: {}", crate::relative(&e.to_string())))?;
+    output::info(match (args.debug, has_debug) {
+        (true, true) => "vetting with debug values",
+        (true, false) => "vetting with default values (debug values not found)",
+        _ => "vetting with default values",
+    });
+    let built = instance::build(&opts).map_err(|e| {
+        let msg = crate::positions::in_user_files(
+            &e.to_string(),
+            &opts.module,
+            &opts.package,
+            &opts.values,
+        );
+        anyhow::anyhow!("build failed: {}", crate::relative(&msg))
+    })?;
     let objects = built.objects();
     if objects.is_empty() {
         anyhow::bail!("build failed, no objects to apply");
@@ -118,25 +143,55 @@ fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     for o in &objects {
         let kind = get_str(o, &["kind"]).unwrap_or_default();
         let name = get_str(o, &["metadata", "name"]).unwrap_or_default();
-        match get_str(o, &["metadata", "namespace"]) {
-            Some(ns) if !ns.is_empty() => eprintln!("{kind}/{ns}/{name} valid resource"),
-            _ => eprintln!("{kind}/{name} valid resource"),
-        }
+        let object = match get_str(o, &["metadata", "namespace"]) {
+            Some(ns) if !ns.is_empty() => format!("{kind}/{ns}/{name}"),
+            _ => format!("{kind}/{name}"),
+        };
+        output::info(format!(
+            "{} {}",
+            output::subject(&object),
+            output::note("valid resource")
+        ));
     }
     for image in &built.images {
-        if image.contains("@sha") {
-            eprintln!("{image} valid image");
+        let verdict = if image.contains("@sha") {
+            output::note("valid image")
         } else {
-            eprintln!("{image} valid image (digest missing)");
-        }
+            output::caution("valid image (digest missing)")
+        };
+        output::info(format!("{} {verdict}", output::subject(image)));
     }
-    eprintln!("{} valid module", built.module_name);
+    output::info(format!(
+        "{} {}",
+        output::subject(&built.module_name),
+        output::note("valid module")
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `timoni mod show readme`: the module's README.md on stdout, as Timoni prints it.
+fn show_readme(args: ShowReadmeArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let fetcher = settings.fetcher(args.creds.get(), true);
+    let spin = args
+        .path
+        .starts_with("oci://")
+        .then(|| output::spinner(format!("pulling {}", args.path)));
+    let source = instance::open_module(&args.path, Some(&args.version), None, Some(&fetcher))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    drop(spin);
+    let readme = source.dir.join("README.md");
+    let text = std::fs::read(&readme)
+        .map_err(|e| anyhow::anyhow!("reading README.md from module {} failed: {e}", args.path))?;
+    output::print_stdout(&String::from_utf8_lossy(&text));
     Ok(ExitCode::SUCCESS)
 }
 
 /// `timoni mod show …`.
 fn show(args: ShowArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
-    let ShowCommand::Config(args) = args.command;
+    let args = match args.command {
+        ShowCommand::Config(a) => a,
+        ShowCommand::Readme(a) => return show_readme(a, settings),
+    };
     if args.output.is_some() && args.path.starts_with("oci://") {
         anyhow::bail!("--output writes a local module's README: it needs a local module path");
     }
@@ -156,7 +211,10 @@ fn show(args: ShowArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
             let old = std::fs::read_to_string(path).unwrap_or_default();
             let new = config_doc::update_readme(&old, &doc.rows);
             std::fs::write(path, new).with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("{} updated", path.display());
+            output::info(format!(
+                "{} updated",
+                output::subject(&path.display().to_string())
+            ));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -19,8 +19,9 @@ use timoni_core::project::admin::ops::{self, DeleteOptions};
 use timoni_core::project::api::Project;
 use timoni_core::project::source::push_project;
 
+use crate::artifact::annotations;
 use crate::flags::Creds;
-use crate::oci_cmds::{Output, annotations, render};
+use crate::output::{self, Format as Output, render};
 use crate::settings::Settings;
 
 #[derive(clap::Args, Debug)]
@@ -190,12 +191,12 @@ fn push(a: Push, settings: &Settings) -> Result<ExitCode> {
             }
             render(&v, o)?;
         }
-        None => eprintln!(
+        None => output::info(format!(
             "pushed project {} to {}@{}",
             project.name,
             url.with_tag(&pushed.tag),
             pushed.digest
-        ),
+        )),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -276,12 +277,12 @@ fn run_bootstrap(a: Bootstrap, settings: &Settings) -> Result<ExitCode> {
             sde.as_deref(),
         )
         .map_err(|e| anyhow::anyhow!(crate::relative(&e.to_string())))?;
-        eprintln!(
+        output::info(format!(
             "pushed project {} to {}@{}",
             definition.name,
             url.with_tag(&pushed.tag),
             pushed.digest
-        );
+        ));
     }
 
     let poll = settings.poll;
@@ -291,10 +292,10 @@ fn run_bootstrap(a: Bootstrap, settings: &Settings) -> Result<ExitCode> {
             confirm_install()?;
         }
         bootstrap::install_crd(&cluster, settings.timeout, poll)?;
-        eprintln!(
+        output::info(format!(
             "CustomResourceDefinition/{} established",
             bootstrap::CRD_NAME
-        );
+        ));
         let version = env!("CARGO_PKG_VERSION");
         let install = ControllerInstall {
             image: a
@@ -312,12 +313,12 @@ fn run_bootstrap(a: Bootstrap, settings: &Settings) -> Result<ExitCode> {
         result?;
     }
     bootstrap::apply_objects(&cluster, &objects, &mut |r: &ObjRef| {
-        eprintln!("{r} applied")
+        output::info(format!("{r} applied"))
     })?;
-    eprintln!(
+    output::info(format!(
         "project {} bootstrapped in namespace {namespace}",
         definition.name
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -326,15 +327,23 @@ fn reconcile(a: Reconcile, settings: &Settings) -> Result<ExitCode> {
     let ns = settings.namespace.clone();
     let at = jiff::Timestamp::now().to_string();
     ops::request_reconcile(&cluster, &ns, &a.name, &at)?;
-    eprintln!("requested the reconciliation of project {ns}/{}", a.name);
+    output::info(format!(
+        "requested the reconciliation of project {ns}/{}",
+        a.name
+    ));
     if a.wait {
         let poll = settings.poll;
+        let spin = output::spinner(format!(
+            "waiting for project {ns}/{} to be reconciled",
+            a.name
+        ));
         let p = ops::wait_reconciled(&cluster, &ns, &a.name, &at, settings.timeout, poll)?;
+        drop(spin);
         let (ready, message) = ops::ready(&p);
         if ready != "True" {
             bail!("project {ns}/{} is not ready: {message}", a.name);
         }
-        eprintln!("project {ns}/{} reconciled: {message}", a.name);
+        output::info(format!("project {ns}/{} reconciled: {message}", a.name));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -344,7 +353,7 @@ fn suspend(a: Named, suspend: bool, settings: &Settings) -> Result<ExitCode> {
     let ns = settings.namespace.clone();
     ops::set_suspend(&cluster, &ns, &a.name, suspend)?;
     let verb = if suspend { "suspended" } else { "resumed" };
-    eprintln!("{verb} project {ns}/{}", a.name);
+    output::info(format!("{verb} project {ns}/{}", a.name));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -357,13 +366,17 @@ fn delete(a: Delete, settings: &Settings) -> Result<ExitCode> {
         timeout: settings.timeout,
         poll: settings.poll,
     };
+    let spin = a
+        .wait
+        .then(|| output::spinner(format!("deleting project {ns}/{}", a.name)));
     ops::delete_project(&cluster, &ns, &a.name, opts)?;
+    drop(spin);
     let how = if a.wait {
         "deleted"
     } else {
         "deletion requested for"
     };
-    eprintln!("{how} project {ns}/{}", a.name);
+    output::info(format!("{how} project {ns}/{}", a.name));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -374,9 +387,9 @@ fn list(a: List, settings: &Settings) -> Result<ExitCode> {
     let projects = ops::list_projects(&cluster, scope)?;
     if projects.is_empty() {
         if a.all_namespaces {
-            eprintln!("No Projects found.");
+            output::info("No Projects found.");
         } else {
-            eprintln!("No Projects found in namespace {ns}.");
+            output::info(format!("No Projects found in namespace {ns}."));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -385,8 +398,8 @@ fn list(a: List, settings: &Settings) -> Result<ExitCode> {
     if a.all_namespaces {
         headers.push("NAMESPACE");
     }
-    headers.extend(["NAME", "READY", "STATUS", "DIGEST", "AGE"]);
-    println!("{}", headers.join("\t"));
+    headers.extend(["name", "ready", "status", "digest", "age"]);
+    let mut rows = Vec::new();
     for p in &projects {
         let (ready, message) = ops::ready(p);
         let mut row = vec![];
@@ -405,8 +418,9 @@ fn list(a: List, settings: &Settings) -> Result<ExitCode> {
             ),
             created_age(p, now),
         ]);
-        println!("{}", row.join("\t"));
+        rows.push(row);
     }
+    output::print_table(&headers, &rows);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -444,19 +458,31 @@ fn status(a: Named, settings: &Settings) -> Result<ExitCode> {
         or_dash(st.last_attempted_digest.clone().unwrap_or_default())
     );
     println!();
-    println!("CONDITION\tSTATUS\tREASON\tMESSAGE\tLAST TRANSITION");
-    for c in &st.conditions {
-        println!(
-            "{}\t{}\t{}\t{}\t{}",
-            c.type_,
-            c.status,
-            or_dash(c.reason.clone()),
-            or_dash(one_line(&c.message)),
-            c.last_transition_time
-        );
-    }
+    let rows: Vec<Vec<String>> = st
+        .conditions
+        .iter()
+        .map(|c| {
+            vec![
+                c.type_.clone(),
+                c.status.clone(),
+                or_dash(c.reason.clone()),
+                or_dash(one_line(&c.message)),
+                c.last_transition_time.to_string(),
+            ]
+        })
+        .collect();
+    output::print_table(
+        &[
+            "condition",
+            "status",
+            "reason",
+            "message",
+            "last transition",
+        ],
+        &rows,
+    );
     println!();
-    println!("COMPONENT\tPHASE\tINSTANCES\tLAST APPLIED\tERROR");
+    let mut rows = Vec::new();
     for c in &st.components {
         let instances: Vec<String> = c
             .instances
@@ -468,15 +494,18 @@ fn status(a: Named, settings: &Settings) -> Result<ExitCode> {
                 )
             })
             .collect();
-        println!(
-            "{}\t{}\t{}\t{}\t{}",
-            c.name,
-            c.phase,
+        rows.push(vec![
+            c.name.clone(),
+            c.phase.to_string(),
             or_dash(instances.join(", ")),
             or_dash(c.last_applied_time.clone().unwrap_or_default()),
-            or_dash(one_line(c.error.as_deref().unwrap_or_default()))
-        );
+            or_dash(one_line(c.error.as_deref().unwrap_or_default())),
+        ]);
     }
+    output::print_table(
+        &["component", "phase", "instances", "last applied", "error"],
+        &rows,
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -485,23 +514,24 @@ fn events(a: Named, settings: &Settings) -> Result<ExitCode> {
     let ns = settings.namespace.clone();
     let events = ops::project_events(&cluster, &ns, &a.name)?;
     if events.is_empty() {
-        eprintln!("No events found for project {ns}/{}.", a.name);
+        output::info(format!("No events found for project {ns}/{}.", a.name));
         return Ok(ExitCode::SUCCESS);
     }
     let now = jiff::Timestamp::now();
-    println!("LAST SEEN\tTYPE\tREASON\tMESSAGE");
+    let mut rows = Vec::new();
     for e in &events {
         let mut seen = ops::age(&e.time, now);
         if e.count > 1 {
             seen.push_str(&format!(" (x{})", e.count));
         }
-        println!(
-            "{seen}\t{}\t{}\t{}",
-            e.type_,
-            e.reason,
-            one_line(&e.message)
-        );
+        rows.push(vec![
+            seen,
+            e.type_.clone(),
+            e.reason.clone(),
+            one_line(&e.message),
+        ]);
     }
+    output::print_table(&["last seen", "type", "reason", "message"], &rows);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,11 +1,14 @@
-//! `timoni runtime build`: the runtime values of every selected cluster, `KEY: value` sorted by
-//! key; values with queries are read from each cluster through its kube context.
+//! `timoni runtime build`: the values the runtime's queries read from every selected cluster
+//! (through its kube context), logged as Timoni logs them: `r:runtime > c:cluster > KEY: value`
+//! sorted by key, or `no values defined`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use timoni_core::bundle::BundleRequest;
+use timoni_core::bundle::{self, BundleRequest};
 use timoni_core::cluster::runtime_values::runtime_values;
+
+use crate::output;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -55,12 +58,25 @@ pub fn run(args: Args, settings: &crate::settings::Settings) -> anyhow::Result<E
     let clusters = runtime_values(&connector, &req).map_err(|e| {
         anyhow::anyhow!("runtime build failed: {}", crate::relative(&e.to_string()))
     })?;
-    for (cluster, values) in clusters {
-        if !cluster.is_default() {
-            println!("# Cluster: {} (group {})", cluster.name, cluster.group);
+    let runtime = bundle::request_runtime(&req).map_err(|e| {
+        anyhow::anyhow!("runtime build failed: {}", crate::relative(&e.to_string()))
+    })?;
+    for (cluster, mut values) in clusters {
+        // Timoni lists what the queries read; the cluster's name and group are not among them.
+        for (k, _) in cluster.values() {
+            values.remove(&k);
         }
-        for (k, v) in values {
-            println!("{k}: {v}");
+        let name = if cluster.is_default() {
+            ""
+        } else {
+            &cluster.name
+        };
+        let log = output::Log::new().runtime(&runtime.name).cluster(name);
+        for (k, v) in &values {
+            log.info(format!("{}: {v}", output::subject(k)));
+        }
+        if values.is_empty() {
+            log.info("no values defined");
         }
     }
     Ok(ExitCode::SUCCESS)

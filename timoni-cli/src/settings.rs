@@ -41,10 +41,9 @@ pub struct Settings {
     pub source_date_epoch: Option<String>,
     /// How often readiness and deletion are polled: Timoni's 5s, or `TIMONI_POLL_INTERVAL`.
     pub poll: Duration,
-    /// `--log-pretty`: accepted for Timoni's scripts; the log lines carry no timestamps yet.
-    #[allow(dead_code)]
+    /// `--log-pretty`: the time and level columns of the log lines.
     pub log_pretty: bool,
-    /// `--log-color`, else whether stderr is a terminal.
+    /// `--log-color`, else whether stderr is a terminal (and `NO_COLOR` unset).
     pub log_color: bool,
     stdin: OnceLock<Result<String, String>>,
 }
@@ -99,9 +98,7 @@ impl Settings {
                 .and_then(|v| crate::flags::parse_duration(&v).ok())
                 .unwrap_or(Duration::from_secs(5)),
             log_pretty: flags.log_pretty,
-            log_color: flags
-                .log_color
-                .unwrap_or_else(|| std::io::IsTerminal::is_terminal(&std::io::stderr())),
+            log_color: flags.log_color.unwrap_or_else(crate::output::color_default),
             stdin: OnceLock::new(),
         }
     }

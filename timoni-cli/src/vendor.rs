@@ -14,7 +14,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use timoni_core::blueprint;
+use timoni_core::oci::{self, ArtifactUrl};
 use timoni_core::vendor::crd;
+
+use crate::output;
+use crate::settings::Settings;
 
 /// The local subcommands of `timoni mod`: `init` and `vendor`.
 #[derive(clap::Subcommand, Debug)]
@@ -32,6 +36,10 @@ pub struct InitArgs {
     /// The directory that gets the module directory.
     #[arg(default_value = ".")]
     path: PathBuf,
+    /// Pull the blueprint from this registry artifact (`oci://host/repo[:tag]`) instead of
+    /// writing the starter embedded in the binary.
+    #[arg(short = 'b', long = "blueprint", value_name = "URL")]
+    blueprint: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -70,9 +78,9 @@ struct CrdArgs {
 }
 
 /// Runs `timoni mod init` or `timoni mod vendor ...`.
-pub fn run_command(command: Command) -> anyhow::Result<ExitCode> {
+pub fn run_command(command: Command, settings: &Settings) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Init(a) => init(a),
+        Command::Init(a) => init(a, settings),
         Command::Vendor(VendorArgs {
             command: VendorCommand::Crd(a),
         }) => vendor_crd(a),
@@ -92,20 +100,30 @@ fn vendor_k8s(args: K8sArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let files = blueprint::vendor_k8s(&args.path)?;
-    eprintln!(
-        "schemas vendored: k8s.io ({} files, Kubernetes {have})",
+    let dir = args.path.join("cue.mod/gen/k8s.io/api");
+    output::info(format!(
+        "schemas vendored: {} ({} files, Kubernetes {have})",
+        output::subject(&dir.display().to_string()),
         files.len()
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
-fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
-    let (dir, files) = blueprint::init(&args.name, &args.path)?;
-    eprintln!(
-        "module initialized: {} ({} files)",
-        dir.display(),
-        files.len()
-    );
+fn init(args: InitArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    let (dir, _) = match &args.blueprint {
+        None => blueprint::init(&args.name, &args.path)?,
+        Some(url) => {
+            let url = ArtifactUrl::parse(url)?;
+            let reg = settings.registry(&url, None)?;
+            let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+            let spin = output::spinner(format!("pulling template from {url}"));
+            oci::pull_artifact(&reg, &url, None, tmp.path(), &settings.cache())?;
+            drop(spin);
+            let files = blueprint::read_tree(tmp.path())?;
+            blueprint::init_from(&args.name, &args.path, &files)?
+        }
+    };
+    output::info(format!("module initialized at {}", dir.display()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,7 +149,7 @@ fn vendor_crd(args: CrdArgs) -> anyhow::Result<ExitCode> {
     }
     crd::write(&args.path, &files)?;
     for f in &files {
-        eprintln!("schemas vendored: {}", f.key);
+        output::info(format!("schemas vendored: {}", output::subject(&f.key)));
     }
     Ok(ExitCode::SUCCESS)
 }

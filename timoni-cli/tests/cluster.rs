@@ -181,6 +181,26 @@ fn bundle_apply_status_and_delete_across_two_clusters() {
     let mut all = String::new();
     for args in [
         vec!["runtime", "build", "-f", "runtime.cue"],
+        // bundle vet and build read the runtime's queries from the selected clusters.
+        vec![
+            "bundle",
+            "vet",
+            "-f",
+            "bundle.cue",
+            "-r",
+            "runtime.cue",
+            "--print-value",
+        ],
+        vec![
+            "bundle",
+            "build",
+            "-f",
+            "bundle.cue",
+            "-r",
+            "runtime.cue",
+            "--runtime-cluster",
+            "production",
+        ],
         vec![
             "bundle",
             "apply",

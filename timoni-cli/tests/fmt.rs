@@ -1,5 +1,7 @@
 //! End-to-end tests of `timoni fmt`: the real binary on files in a temporary directory, with its
-//! stdout, stderr and exit code as insta snapshots (the temporary path is redacted to `[TMP]`).
+//! stdout, stderr and exit code as insta snapshots (the temporary path is redacted to `[TMP]`, the time of log lines to `[HH:MM]`).
+
+mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -32,7 +34,7 @@ fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> String {
         "exit: {}\n--- stdout\n{}--- stderr\n{}",
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).replace(&tmp, "[TMP]"),
-        String::from_utf8_lossy(&out.stderr).replace(&tmp, "[TMP]"),
+        common::redact_log_times(&String::from_utf8_lossy(&out.stderr)).replace(&tmp, "[TMP]"),
     )
 }
 

@@ -23,7 +23,7 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String) {
         format!(
             "exit: {code}\n--- stdout\n{}--- stderr\n{}",
             String::from_utf8_lossy(&out.stdout).replace(&tmp, "[TMP]"),
-            String::from_utf8_lossy(&out.stderr).replace(&tmp, "[TMP]"),
+            common::redact_log_times(&String::from_utf8_lossy(&out.stderr)).replace(&tmp, "[TMP]"),
         ),
     )
 }

@@ -23,7 +23,7 @@ fn run(dir: &Path, args: &[&str]) -> String {
         args.join(" "),
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+        common::redact_log_times(&String::from_utf8_lossy(&out.stderr)),
     )
 }
 
@@ -38,6 +38,40 @@ fn mod_vet_debug_uses_the_debug_values() {
         &module(),
         &["mod", "lint", ".", "--debug", "--name", "dbg"]
     ));
+}
+
+/// `mod show readme` prints the module's README.md; a module without one is one clear error.
+#[test]
+fn mod_show_readme_prints_the_readme() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(module())
+        .arg(tmp.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let dir = tmp.path().join("module");
+    let missing = run(&dir, &["mod", "show", "readme"]);
+    std::fs::write(dir.join("README.md"), "# demo\n\nA module.\n").unwrap();
+    let shown = run(&dir, &["mod", "show", "readme", "."]);
+    insta::assert_snapshot!(format!("{missing}\n{shown}"));
+}
+
+/// Without `debug_values.cue`, `--debug` vets with the default values and says so, as Timoni.
+#[test]
+fn mod_vet_debug_without_debug_values_falls_back_to_the_defaults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(module())
+        .arg(tmp.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let dir = tmp.path().join("module");
+    std::fs::remove_file(dir.join("debug_values.cue")).unwrap();
+    insta::assert_snapshot!(run(&dir, &["mod", "vet", ".", "--debug"]));
 }
 
 #[test]

@@ -47,6 +47,19 @@ fn ok(out: Output) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The log lines of a run, with their clock time written `[HH:MM]`.
+fn logs(out: &Output) -> String {
+    let time = regex::Regex::new(r"(?m)^\d{1,2}:\d\d[AP]M ").unwrap();
+    time.replace_all(&String::from_utf8_lossy(&out.stderr), "[HH:MM] ")
+        .into_owned()
+}
+
+/// The log lines of a successful run.
+fn ok_logs(out: Output) -> String {
+    assert!(out.status.success(), "timoni failed: {}", logs(&out));
+    logs(&out)
+}
+
 fn starter() -> Option<PathBuf> {
     common::corpus_path("timoni/starter/module")
 }
@@ -155,17 +168,61 @@ fn starter_module_push_inspect_pull_round_trip() {
         "pulled tree equals the pushed one"
     );
 
+    // `mod init -b` writes a new module from the pushed one, its name in place of `blueprint`.
+    let parent = reg.dir.path().join("modules");
+    std::fs::create_dir_all(&parent).unwrap();
+    let init = ok_logs(timoni(
+        &home,
+        &[
+            "mod",
+            "init",
+            "my-app",
+            parent.to_str().unwrap(),
+            "-b",
+            &url,
+        ],
+    ));
+    assert!(
+        init.ends_with(&format!(
+            "INF module initialized at {}/my-app\n",
+            parent.display()
+        )),
+        "{init}"
+    );
+    let app = parent.join("my-app");
+    let module_cue = std::fs::read_to_string(app.join("cue.mod/module.cue")).unwrap();
+    assert!(module_cue.contains("timoni.sh/my-app"), "{module_cue}");
+    assert!(app.join("timoni.ignore").is_file());
+    ok_logs(timoni(&home, &["mod", "vet", app.to_str().unwrap()]));
+
+    // `mod show readme` of the pushed module prints the README that was pushed.
+    let readme = ok(timoni(
+        &home,
+        &["mod", "show", "readme", &url, "-v", "1.0.0"],
+    ));
+    assert_eq!(
+        readme,
+        std::fs::read_to_string(module.join("README.md")).unwrap()
+    );
+
     let list = ok(timoni(&home, &["mod", "list", &url]));
     let digest = first["digest"].as_str().unwrap();
+    // An aligned table: each cell padded to its column's width.
     assert_eq!(
         list,
-        format!("VERSION\tDIGEST\n1.0.0\t{digest}\nlatest\t{digest}\n")
+        format!(
+            "VERSION\t{:<71}\n1.0.0  \t{digest}\nlatest \t{digest}\n",
+            "DIGEST"
+        )
     );
-    let d = ok(timoni(
+    let d = ok_logs(timoni(
         &home,
         &["artifact", "digest", &format!("{url}:1.0.0")],
     ));
-    assert_eq!(d.trim(), digest);
+    assert_eq!(
+        d,
+        format!("[HH:MM] INF artifact: {url}:1.0.0\n[HH:MM] INF digest: {digest}\n")
+    );
 }
 
 #[test]
@@ -175,13 +232,13 @@ fn bad_urls_and_versions_fail_with_one_clear_line() {
         home.path(),
         &["mod", "push", ".", "docker.io/x", "-v", "1.0.0"],
     );
-    insta::assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r#"✗ invalid artifact URL "docker.io/x": the URL must start with oci://"#);
+    insta::assert_snapshot!(logs(&out), @r#"[HH:MM] ERR invalid artifact URL "docker.io/x": the URL must start with oci://"#);
     assert!(!out.status.success());
     let out = timoni(
         home.path(),
         &["mod", "push", ".", "oci://127.0.0.1:1/x", "-v", "v1"],
     );
-    insta::assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r#"✗ version "v1" is not strict semver: unexpected character 'v' while parsing major version number"#);
+    insta::assert_snapshot!(logs(&out), @r#"[HH:MM] ERR version "v1" is not strict semver: unexpected character 'v' while parsing major version number"#);
 }
 
 #[test]
@@ -353,7 +410,7 @@ fn restamp(dir: &Path, mtime: std::time::SystemTime, owner: Option<u32>) {
     }
 }
 
-/// The digest `mod build` reports on stderr (`built PATH@sha256:…`).
+/// The digest `mod build` logs last (`INF digest: sha256:…`).
 fn built_digest(out: &Output) -> String {
     assert!(
         out.status.success(),
@@ -361,7 +418,7 @@ fn built_digest(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    err.trim().rsplit('@').next().unwrap().to_string()
+    err.trim().rsplit(' ').next().unwrap().to_string()
 }
 
 #[test]
@@ -482,7 +539,7 @@ fn mod_build_gives_the_same_digest_on_two_checkouts_and_the_archive_pushes_as_is
         ],
     );
     assert!(!wrong.status.success());
-    insta::assert_snapshot!(String::from_utf8_lossy(&wrong.stderr), @"✗ --version 2.0.0 differs from the version 1.0.0 the archive was built with");
+    insta::assert_snapshot!(logs(&wrong), @"[HH:MM] ERR --version 2.0.0 differs from the version 1.0.0 the archive was built with");
 }
 
 #[test]
@@ -545,9 +602,9 @@ fn oci_modules_build_show_and_bundle_like_local_ones() {
     let out = timoni(&home, &["build", "x", &url, "-v", "1.0.0", "-d", &other]);
     assert!(!out.status.success());
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr).trim(),
+        logs(&out).trim(),
         format!(
-            "✗ build failed: the upstream digest {digest} of version 1.0.0 doesn't match the specified digest {other}"
+            "[HH:MM] ERR build failed: the upstream digest {digest} of version 1.0.0 doesn't match the specified digest {other}"
         )
     );
     let out = timoni(&home, &["build", "x", &url, "-v", "9.9.9"]);
@@ -768,7 +825,7 @@ fn apply_of_an_oci_module_records_its_reference() {
         )
     );
     // The module version reaches the objects (`moduleVersion`).
-    let values = ok(timoni(
+    let values = ok_logs(timoni(
         &home,
         &["status", "demo", "-n", "apps", "--kubeconfig", kc],
     ));
@@ -799,7 +856,7 @@ fn apply_of_an_oci_module_records_its_reference() {
     let log = String::from_utf8_lossy(&b.stderr);
     assert!(b.status.success(), "{log}");
     assert!(
-        log.contains("b:oci > i:two Deployment/b2/two created"),
+        log.contains("b:oci > i:two > Deployment/b2/two created"),
         "{log}"
     );
     let listed = ok(timoni(
@@ -808,7 +865,10 @@ fn apply_of_an_oci_module_records_its_reference() {
     ));
     assert_eq!(listed.lines().count(), 3, "{listed}");
     assert!(
-        listed.contains(&format!("one\tb1\t{url}\t1.2.3\t")),
+        listed.lines().any(|l| {
+            let cells: Vec<&str> = l.split('\t').map(str::trim_end).collect();
+            cells[..4] == ["one", "b1", url.as_str(), "1.2.3"]
+        }),
         "{listed}"
     );
 

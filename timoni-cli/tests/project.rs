@@ -93,7 +93,7 @@ impl Session {
 /// Times, ages, ports and the registry's digests are not stable.
 fn redact(s: &str) -> String {
     let time = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").unwrap();
-    let age = regex::Regex::new(r"(?m)\t\d+s$").unwrap();
+    let age = regex::Regex::new(r"(?m)\t\d+s *$").unwrap();
     let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
     let s = time.replace_all(s, "[TIME]");
     let s = age.replace_all(&s, "\t[AGE]");
@@ -710,7 +710,8 @@ fn bootstrap_pushes_the_artifact_with_the_repository_creds() {
 }
 
 /// Runs `timoni ARGS` on a pseudo-terminal (util-linux `script`) with `input` typed in; returns
-/// the exit code and what the terminal showed. `None` (after a loud message) without `script`.
+/// the exit code and what the terminal showed, without colours. `None` (after a loud message)
+/// without `script`.
 fn on_terminal(s: &Session, args: &[&str], input: &str) -> Option<(i32, String)> {
     use std::io::Write;
     use std::process::{Command, Stdio};
@@ -740,6 +741,9 @@ fn on_terminal(s: &Session, args: &[&str], input: &str) -> Option<(i32, String)>
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    // The log lines are coloured on a terminal; the assertions read their text.
+    let colours = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
+    let text = colours.replace_all(&text, "").into_owned();
     Some((out.status.code().unwrap_or(-1), text))
 }
 

@@ -40,7 +40,9 @@ fn ok(out: Output) -> String {
 /// The error line of a failed run.
 fn fails(out: Output) -> String {
     assert!(!out.status.success(), "timoni succeeded unexpectedly");
-    String::from_utf8(out.stderr).unwrap()
+    let time = regex::Regex::new(r"(?m)^\d{1,2}:\d\d[AP]M ").unwrap();
+    time.replace_all(&String::from_utf8(out.stderr).unwrap(), "[HH:MM] ")
+        .into_owned()
 }
 
 #[test]
@@ -52,23 +54,23 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
     for (args, expected) in [
         (
             vec!["mod", "push", d, url, "-v", "1.0.0", "--cosign-key", "k"],
-            "✗ --cosign-key requires --sign\n",
+            "[HH:MM] ERR --cosign-key requires --sign\n",
         ),
         (
             vec!["mod", "push", d, url, "-v", "1.0.0", "--sign", "notary"],
-            "✗ signer not supported: notary\n",
+            "[HH:MM] ERR signer not supported: notary\n",
         ),
         (
             vec!["artifact", "push", url, "-t", "1", "--sign", "cosign"],
-            "✗ keyless signing (--sign cosign without --cosign-key) needs Fulcio and an OIDC token, which timoni does not obtain: give --cosign-key\n",
+            "[HH:MM] ERR keyless signing (--sign cosign without --cosign-key) needs Fulcio and an OIDC token, which timoni does not obtain: give --cosign-key\n",
         ),
         (
             vec!["mod", "pull", url, "-o", d, "--certificate-identity", "me"],
-            "✗ --certificate-identity requires --verify\n",
+            "[HH:MM] ERR --certificate-identity requires --verify\n",
         ),
         (
             vec!["mod", "pull", url, "-o", d, "--verify", "gpg"],
-            "✗ verifier not supported: gpg\n",
+            "[HH:MM] ERR verifier not supported: gpg\n",
         ),
         (
             vec![
@@ -82,11 +84,11 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
                 "--certificate-oidc-issuer-regexp",
                 "b",
             ],
-            "✗ --certificate-oidc-issuer and --certificate-oidc-issuer-regexp are mutually exclusive\n",
+            "[HH:MM] ERR --certificate-oidc-issuer and --certificate-oidc-issuer-regexp are mutually exclusive\n",
         ),
         (
             vec!["mod", "pull", url, "-o", d, "--verify", "cosign"],
-            "✗ --certificate-identity or --certificate-identity-regexp is required for Cosign verification in keyless mode\n",
+            "[HH:MM] ERR --certificate-identity or --certificate-identity-regexp is required for Cosign verification in keyless mode\n",
         ),
         (
             vec![
@@ -98,7 +100,7 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
                 "--certificate-identity",
                 "me",
             ],
-            "✗ --certificate-oidc-issuer or --certificate-oidc-issuer-regexp is required for Cosign verification in keyless mode\n",
+            "[HH:MM] ERR --certificate-oidc-issuer or --certificate-oidc-issuer-regexp is required for Cosign verification in keyless mode\n",
         ),
         (
             vec![
@@ -114,7 +116,7 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
                 "--certificate-oidc-issuer",
                 "https://issuer",
             ],
-            "✗ keyless verification needs the Sigstore trusted root: give --trusted-root FILE (a trusted_root.json) or set TIMONI_TRUSTED_ROOT\n",
+            "[HH:MM] ERR keyless verification needs the Sigstore trusted root: give --trusted-root FILE (a trusted_root.json) or set TIMONI_TRUSTED_ROOT\n",
         ),
     ] {
         assert_eq!(fails(timoni(h, &args)), expected, "{args:?}");
@@ -141,7 +143,7 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
     assert_eq!(
         fails(timoni(h, &args)),
         format!(
-            "✗ {}: invalid trusted root: keyless verification needs at least one certificate authority and one transparency log\n",
+            "[HH:MM] ERR {}: invalid trusted root: keyless verification needs at least one certificate authority and one transparency log\n",
             root.display()
         )
     );
@@ -190,7 +192,7 @@ fn signed_pushes_verify_on_pull_and_build_and_unsigned_or_foreign_ones_are_refus
     let err = fails(out);
     assert!(
         err.starts_with(&format!(
-            "✗ cannot decrypt the private key {key} (is COSIGN_PASSWORD right?)"
+            "[HH:MM] ERR cannot decrypt the private key {key} (is COSIGN_PASSWORD right?)"
         )),
         "{err}"
     );
@@ -269,7 +271,7 @@ fn signed_pushes_verify_on_pull_and_build_and_unsigned_or_foreign_ones_are_refus
     assert_eq!(
         err,
         format!(
-            "✗ verifying {url}@{digest} failed: no matching signatures: none of the 1 signature(s) verifies with {foreign}\n"
+            "[HH:MM] ERR verifying {url}@{digest} failed: no matching signatures: none of the 1 signature(s) verifies with {foreign}\n"
         )
     );
     let err = fails(timoni(
@@ -399,7 +401,7 @@ fn keyless_verification_matches_identity_and_issuer_with_the_trusted_root_file()
         &["mod", "push", module.to_str().unwrap(), &url, "-v", "1.0.0"],
     ));
     let digest = pushed
-        .split('@')
+        .split("digest: ")
         .nth(1)
         .and_then(|s| s.split_whitespace().next())
         .unwrap()
@@ -460,7 +462,7 @@ fn keyless_verification_matches_identity_and_issuer_with_the_trusted_root_file()
     assert_eq!(
         err,
         format!(
-            "✗ verifying {url}@{digest} failed: no matching signatures: none of the 1 signature(s) has a trusted certificate for identity matching /^https://github.com/evil// issued by \"https://token.actions.githubusercontent.com\", with a verified transparency log entry\n"
+            "[HH:MM] ERR verifying {url}@{digest} failed: no matching signatures: none of the 1 signature(s) has a trusted certificate for identity matching /^https://github.com/evil// issued by \"https://token.actions.githubusercontent.com\", with a verified transparency log entry\n"
         )
     );
     assert!(!h.join("wrong").join("timoni.cue").exists());

@@ -2,8 +2,9 @@
 //!
 //! The blueprint (`timoni-core/blueprints/starter`) is a complete module whose name is
 //! `blueprint` (`module: "timoni.sh/blueprint"`); [`init`] copies it to `PATH/NAME`, replacing
-//! the word `blueprint` with NAME in every file, as Timoni does with the blueprints it pulls. It
-//! never overwrites: the target must not exist, or be an empty directory.
+//! the word `blueprint` with NAME in every file, as Timoni does with the blueprints it pulls;
+//! [`init_from`] does the same with a blueprint pulled from a registry. It never overwrites: the
+//! target must not exist, or be an empty directory.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -120,6 +121,21 @@ pub fn vendor_k8s(module_root: &Path) -> Result<Vec<PathBuf>, InitError> {
 /// Writes the starter as module `name` into `parent/name` and returns that directory and the
 /// files written (relative paths, sorted).
 pub fn init(name: &str, parent: &Path) -> Result<(PathBuf, Vec<PathBuf>), InitError> {
+    let files: Vec<(PathBuf, Vec<u8>)> = starter_files()
+        .into_iter()
+        .map(|(p, c)| (p.to_path_buf(), c.to_vec()))
+        .collect();
+    init_from(name, parent, &files)
+}
+
+/// Like [`init`], from the files of a blueprint pulled from a registry (`mod init -b oci://…`),
+/// as [`read_tree`] reads them; the starter's `timoni.ignore` is written when the blueprint has
+/// none, as Timoni writes its default ignore file.
+pub fn init_from(
+    name: &str,
+    parent: &Path,
+    files: &[(PathBuf, Vec<u8>)],
+) -> Result<(PathBuf, Vec<PathBuf>), InitError> {
     if !valid_name(name) {
         return Err(InitError::InvalidName(name.to_string()));
     }
@@ -135,15 +151,52 @@ pub fn init(name: &str, parent: &Path) -> Result<(PathBuf, Vec<PathBuf>), InitEr
         }
     }
     let mut written = Vec::new();
-    for (rel, contents) in starter_files() {
+    for (rel, contents) in files {
         let bytes = match std::str::from_utf8(contents) {
             Ok(text) => text.replace(PLACEHOLDER, name).into_bytes(),
-            Err(_) => contents.to_vec(),
+            Err(_) => contents.clone(),
         };
         write_file(&dest.join(rel), &bytes).map_err(InitError::Io)?;
-        written.push(rel.to_path_buf());
+        written.push(rel.clone());
+    }
+    let ignore = Path::new("timoni.ignore");
+    if !written.iter().any(|p| p == ignore)
+        && let Some((_, default)) = starter_files().into_iter().find(|(p, _)| *p == ignore)
+    {
+        write_file(&dest.join(ignore), default).map_err(InitError::Io)?;
+        written.push(ignore.to_path_buf());
     }
     Ok((dest, written))
+}
+
+/// The regular files under `dir` as (relative path, contents), sorted by path; anything else
+/// (a symlink, a device) is refused, as Timoni refuses it in a blueprint.
+pub fn read_tree(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, InitError> {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) -> Result<(), InitError> {
+        let io = |e: std::io::Error| InitError::Io(format!("reading {}: {e}", d.display()));
+        for entry in std::fs::read_dir(d).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let path = entry.path();
+            let kind = entry.file_type().map_err(io)?;
+            if kind.is_dir() {
+                walk(root, &path, out)?;
+            } else if kind.is_file() {
+                let bytes = std::fs::read(&path).map_err(io)?;
+                let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                out.push((rel, bytes));
+            } else {
+                return Err(InitError::Io(format!(
+                    "blueprint entry is not a regular file: {}",
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out)?;
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -206,6 +259,27 @@ mod tests {
         for bad in ["", "-a", "a-", "Demo", "a_b", "a.b", &"x".repeat(64)] {
             assert!(!valid_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_pulled_blueprint_is_read_renamed_and_gets_the_default_ignore_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("pulled");
+        std::fs::create_dir_all(src.join("cue.mod")).unwrap();
+        std::fs::write(
+            src.join("cue.mod/module.cue"),
+            "module: \"x.io/blueprint\"\n",
+        )
+        .unwrap();
+        std::fs::write(src.join("values.cue"), "values: {}\n").unwrap();
+        let files = read_tree(&src).unwrap();
+        let names: Vec<_> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert_eq!(names, ["cue.mod/module.cue", "values.cue"]);
+        let (dest, written) = init_from("app", tmp.path(), &files).unwrap();
+        assert_eq!(written.last().unwrap(), Path::new("timoni.ignore"));
+        let module = std::fs::read_to_string(dest.join("cue.mod/module.cue")).unwrap();
+        assert_eq!(module, "module: \"x.io/app\"\n");
+        assert!(dest.join("timoni.ignore").is_file());
     }
 
     #[test]

@@ -505,8 +505,17 @@ pub fn runtime_values_with(
 
 /// `bundle vet`: the bundle evaluated for every selected cluster.
 pub fn vet_bundle(req: &BundleRequest) -> Result<Vec<(runtime::Cluster, Bundle)>> {
+    vet_bundle_for(req, runtime_values(req)?)
+}
+
+/// `bundle vet` for clusters whose runtime values are already read (from the clusters
+/// themselves with `cluster::runtime_values::runtime_values`).
+pub fn vet_bundle_for(
+    req: &BundleRequest,
+    clusters: Vec<(runtime::Cluster, BTreeMap<String, String>)>,
+) -> Result<Vec<(runtime::Cluster, Bundle)>> {
     let mut out = Vec::new();
-    for (cluster, values) in runtime_values(req)? {
+    for (cluster, values) in clusters {
         let opts = LoadOptions {
             runtime_values: values,
             workdir: req.workdir.clone(),
@@ -533,7 +542,17 @@ pub fn build_bundle_with(
     concurrency: usize,
     fetcher: Option<&dyn ModuleFetch>,
 ) -> Result<(runtime::Cluster, Bundle, Vec<BuiltInstance>)> {
-    let mut clusters = runtime_values(req)?;
+    build_bundle_for(req, runtime_values(req)?, package, concurrency, fetcher)
+}
+
+/// `bundle build` for clusters whose runtime values are already read (see [`vet_bundle_for`]).
+pub fn build_bundle_for(
+    req: &BundleRequest,
+    mut clusters: Vec<(runtime::Cluster, BTreeMap<String, String>)>,
+    package: &str,
+    concurrency: usize,
+    fetcher: Option<&dyn ModuleFetch>,
+) -> Result<(runtime::Cluster, Bundle, Vec<BuiltInstance>)> {
     if clusters.len() > 1 {
         return Err(Error::Bundle(
             "you must select a cluster with --runtime-cluster".into(),

@@ -213,8 +213,8 @@ pub fn check_module(dir: &Path) -> Result<PathBuf> {
     std::path::absolute(dir).map_err(|e| Error::io(dir, e))
 }
 
-/// The `module:` path of `cue.mod/module.cue`.
-fn module_name(root: &Path) -> String {
+/// The `module:` path of `cue.mod/module.cue` (without its major version), empty when unreadable.
+pub fn module_name(root: &Path) -> String {
     let text = std::fs::read_to_string(root.join("cue.mod/module.cue")).unwrap_or_default();
     let Ok(mut inst) =
         cue_eval::eval::api::Instance::from_sources(&[("module.cue".to_string(), text)])

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Runs `timoni ARGS` in `dir` (without the variables in `unset`, with those in `env`) and renders
-/// `$ timoni ARGS`, the exit code, stdout and stderr, with `root` in stderr written `[TESTDATA]`.
+/// `$ timoni ARGS`, the exit code, stdout and stderr, with `root` in stderr written `[TESTDATA]`
+/// and the times of log lines redacted.
 pub fn run_timoni(
     dir: &Path,
     args: &[&str],
@@ -49,6 +50,7 @@ pub fn run_timoni(
     if let Some(root) = root {
         stderr = stderr.replace(&root.display().to_string(), "[TESTDATA]");
     }
+    let stderr = redact_log_times(&stderr);
     format!(
         "$ timoni {}\nexit: {}\n--- stdout\n{}\n--- stderr\n{}",
         args.join(" "),
@@ -56,6 +58,17 @@ pub fn run_timoni(
         String::from_utf8_lossy(&out.stdout),
         stderr,
     )
+}
+
+/// Log lines with the clock time of their run (`10:32AM INF ...`) written `[HH:MM] INF ...`, and
+/// the time `bundle apply` took (`applied successfully in 3s`) written `[ELAPSED]`.
+pub fn redact_log_times(text: &str) -> String {
+    let time = regex::Regex::new(r"(?m)^\d{1,2}:\d\d[AP]M ").unwrap();
+    let elapsed = regex::Regex::new(r"applied successfully in (\d+[hms])+").unwrap();
+    let text = time.replace_all(text, "[HH:MM] ");
+    elapsed
+        .replace_all(&text, "applied successfully in [ELAPSED]")
+        .into_owned()
 }
 
 /// Whether `TIMONI_REQUIRE_<component>=1`: a missing component is then a failure, not a skip.

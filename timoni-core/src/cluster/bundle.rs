@@ -40,8 +40,11 @@ pub struct BundleApplyRequest {
 pub enum BundleEvent<'a> {
     /// Work on a cluster starts (not sent for the implicit cluster).
     Cluster(&'a runtime::Cluster),
-    /// The bundle's name, once it is evaluated for a cluster.
-    Bundle(&'a str),
+    /// The bundle's name and its number of instances, once it is evaluated for a cluster.
+    Bundle {
+        name: &'a str,
+        instances: usize,
+    },
     /// Work on an instance starts.
     Instance {
         name: &'a str,
@@ -153,7 +156,10 @@ pub fn apply_bundle(
         };
         let b = bundle::load_bundle(&req.bundle.files, &opts)
             .map_err(|e| on(&rc, ApplyError::Build(content_error(e))))?;
-        events(BundleEvent::Bundle(&b.name));
+        events(BundleEvent::Bundle {
+            name: &b.name,
+            instances: b.instances.len(),
+        });
         if !rc.is_default() {
             events(BundleEvent::Cluster(&rc));
         }

@@ -203,8 +203,24 @@ fn registry_error(
     OciError::Registry {
         op,
         reference: url.to_string(),
-        message: e.to_string(),
+        message: with_causes(&e),
     }
+}
+
+/// An error's text followed by those of its causes that it does not already include, so that
+/// the root cause (`Connection refused`) survives a wrapper such as `error sending request`.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+        cause = c.source();
+    }
+    msg
 }
 
 /// Hosts go-containerregistry reaches over plain HTTP without being told.

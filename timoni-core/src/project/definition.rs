@@ -125,6 +125,9 @@ pub fn load_project(root: &Path, path: &str) -> Result<Project> {
 }
 
 fn evaluate(file: &Path, text: &str) -> Result<Data> {
+    // The loader reads its arguments relative to its directory: an absolute file keeps a
+    // relative project directory (`a/b`) from being joined twice (`a/b/a/b/project.cue`).
+    let file = &std::path::absolute(file).map_err(|e| Error::io(file, e))?;
     let dir = file.parent().unwrap_or(Path::new("."));
     let schema = dir.join("timoni.project.schema.cue");
     let mut cfg = Config::new(dir);
