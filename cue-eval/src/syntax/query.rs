@@ -101,6 +101,17 @@ impl Document {
         })
     }
 
+    /// Parses a file, keeping what the parser recovered around syntax errors (which are
+    /// dropped): for queries that tolerate a broken file.
+    pub fn parse_partial(name: &str, text: &str) -> Document {
+        let (file, _) = crate::parse(ast::FileId(0), text);
+        Document {
+            name: name.to_string(),
+            text: text.to_string(),
+            file,
+        }
+    }
+
     /// A document of a file a [`crate::load`] build parsed.
     pub fn from_loaded(f: &crate::load::LoadedFile) -> Document {
         Document {
