@@ -53,27 +53,25 @@
 //!
 //! # Inside
 //!
-//! The front end ([`lexer`], [`parse`], [`format`], [`diagnostic`]), the evaluator and export
+//! The front end ([`syntax`]: [`lexer`], [`parse`], [`format`](mod@format), [`diagnostic`]), the evaluator and export
 //! ([`eval`]), the package loader ([`load`]) and the JSON and YAML codecs ([`decode`],
 //! [`encode`]) are public for the crate's own tools and tests; the facade above is the
 //! interface meant for embedding.
 
-pub mod ast;
+// The module docs of the internals point at the private items that implement what they describe.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod decode;
-pub mod diagnostic;
-pub mod dump;
 pub mod encode;
 pub mod eval;
 mod facade;
-pub mod format;
-pub mod lexer;
-pub mod literal;
 pub mod load;
 pub mod num;
-mod parser;
-pub mod source;
 pub mod stack;
 pub mod syntax;
+
+use syntax::parser;
+pub use syntax::{ast, diagnostic, dump, format, lexer, literal, source};
 
 pub use facade::{
     Context, Error, ErrorItem, Field, FieldKind, FieldOptions, Kind, Loader, Position, Result,
