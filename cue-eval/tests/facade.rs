@@ -279,3 +279,29 @@ fn errors_are_miette_diagnostics() {
     assert!(related[0].source_code().is_some());
     assert_eq!(related[0].labels().unwrap().count(), 2);
 }
+
+/// A looked-up value exports as `cue export -e path` does (the package finished first).
+#[test]
+fn lookup_then_export_is_export_with_a_selection() {
+    let src = "a: {b: 1, c: int}\nd: a.b + 1\ne: [1, {f: \"x\"}]\ng: h: 1 & 2\n";
+    let ctx = Context::new();
+    let v = ctx.compile_file("s.cue", src).unwrap();
+    for path in ["a", "a.b", "d", "e.1", "g", "g.h"] {
+        let mut inst =
+            cue_eval::eval::api::Instance::from_sources(&[("s.cue".into(), src.into())]).unwrap();
+        let labels = cue_eval::eval::print::split_path(path);
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let want = cue_eval::eval::print::export_path(&mut inst, &labels)
+            .map(|d| cue_eval::encode::to_json_indent(&d, false))
+            .map_err(|e| {
+                cue_eval::eval::api::format_errors(&e)
+                    .trim_end()
+                    .to_string()
+            });
+        let got = v
+            .lookup(path)
+            .and_then(|x| x.to_json())
+            .map_err(|e| e.to_string());
+        assert_eq!(got, want, "{path}");
+    }
+}

@@ -99,6 +99,8 @@ pub struct Value {
     /// The labels from the package root, for values reached by [`Value::lookup`] (attributes
     /// are found by path in the syntax).
     pub(crate) path: Option<Vec<String>>,
+    /// The package root the path starts from (`cue export -e` finishes it before selecting).
+    root: Option<VId>,
 }
 
 /// A set of CUE kinds: what a value can still be (`int`, `string|int`, `_`).
@@ -195,8 +197,20 @@ pub struct ValidateOptions {
 }
 
 impl Value {
+    /// A value: a package root when `path` is empty, else one made by unification or encoding.
     pub(crate) fn new(sh: Rc<RefCell<Shared>>, v: VId, path: Option<Vec<String>>) -> Value {
-        Value { sh, v, path }
+        let root = path.as_ref().is_some_and(|p| p.is_empty()).then_some(v);
+        Value { sh, v, path, root }
+    }
+
+    /// A value reached from this one (its path, if any, continued).
+    fn reached(&self, v: VId, path: Option<Vec<String>>) -> Value {
+        Value {
+            sh: self.sh.clone(),
+            v,
+            path,
+            root: self.root,
+        }
     }
 
     fn derived(&self, v: VId) -> Value {
@@ -263,7 +277,7 @@ impl Value {
             p
         });
         drop(sh);
-        Ok(Value::new(self.sh.clone(), v, path))
+        Ok(self.reached(v, path))
     }
 
     /// The unification of two values (`a & b`). Values of one instance (or of one
@@ -327,7 +341,7 @@ impl Value {
         if d == self.v {
             return self.clone();
         }
-        Value::new(self.sh.clone(), d, self.path.clone())
+        self.reached(d, self.path.clone())
     }
 
     /// Whether the value is concrete data at its top: a number, string, bytes, bool, null, a
@@ -435,7 +449,7 @@ impl Value {
             out.push(Field {
                 label,
                 kind,
-                value: Value::new(self.sh.clone(), a, path),
+                value: self.reached(a, path),
             });
         }
         out
@@ -539,7 +553,9 @@ impl Value {
     }
 
     /// The value as concrete data (defaults taken), or the errors that keep it from being data:
-    /// what `cue export` does with it.
+    /// what `cue export` does with it (`cue export -e path` for a value looked up in a package,
+    /// whose package is finished first, as `cue` does, so that a struct with a permanent error
+    /// in one of its fields is an error for the selection too).
     pub fn export(&self) -> Result<Data> {
         let mut sh = self.sh.borrow_mut();
         let errs = sh.inst.compile_errors();
@@ -549,6 +565,11 @@ impl Value {
         let r = if self.v == sh.inst.root {
             sh.inst.export()
         } else {
+            if let Some(root) = self.root
+                && root != self.v
+            {
+                sh.inst.rt.finalize(root, false);
+            }
             print::export_vertex_data(&mut sh.inst, self.v)
         };
         r.map_err(|e| sh.error(e))
