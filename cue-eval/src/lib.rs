@@ -66,8 +66,8 @@ pub mod encode;
 pub mod eval;
 mod facade;
 pub mod load;
-pub mod num;
-pub mod stack;
+pub(crate) mod num;
+pub(crate) mod stack;
 pub mod syntax;
 
 use syntax::parser;
