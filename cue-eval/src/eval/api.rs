@@ -400,3 +400,6 @@ pub fn format_errors(errs: &[EvalError]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;
