@@ -1,25 +1,83 @@
 //! `cue-eval`: a pure-Rust implementation of the CUE configuration language (v0.17.1).
 //!
-//! This crate knows nothing of Timoni, Kubernetes, async runtimes or command lines. It holds the
-//! front end ([`lexer`], [`parse`], [`format`], [`diagnostic`]), the evaluator and export
-//! ([`eval`]), the package loader with overlays, tags and attributes ([`load`]), and the JSON and
-//! YAML codecs ([`decode`], [`encode`]).
+//! This crate knows nothing of Timoni, Kubernetes, async runtimes or command lines.
+//!
+//! # Embedding
+//!
+//! A [`Context`] compiles CUE text and Rust values; a [`Loader`] (from [`Context::loader`])
+//! loads a package from disk as `cue export` does, with its module, imports, `-t` tags, `@if`
+//! flags and an overlay of files held in memory. Both give a [`Value`], evaluated on demand:
+//!
+//! * look into it: [`Value::lookup`] (`a.b."x-y".0`), [`Value::fields`] in CUE's order,
+//!   [`Value::kind`], [`Value::default`], [`Value::is_concrete`], [`Value::attributes`],
+//!   [`Value::positions`];
+//! * combine it: [`Value::unify`] (`a & b`, closedness of definitions kept) and [`Value::fill`]
+//!   (a Rust value placed at a path);
+//! * check it: [`Value::validate`] (permanent errors, and concreteness on request, as
+//!   `cue vet [-c]`);
+//! * convert it: [`Value::decode`] into any `serde` type, [`Context::encode`] from one,
+//!   [`Value::to_json`] and [`Value::to_yaml`] write exactly what `cue export` writes.
+//!
+//! Every failure is an [`Error`]: a list of errors, each with its CUE path, message and
+//! positions, printed as `cue` prints them (and a `miette::Diagnostic` with the `miette`
+//! feature).
+//!
+//! ```
+//! use cue_eval::{Context, ValidateOptions};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Service { name: String, port: u16 }
+//!
+//! let ctx = Context::new();
+//! let schema = ctx.compile_str(r#"
+//! #Service: {
+//!     name: =~"^[a-z]+$"
+//!     port: int & >0 & <65536 | *8080
+//! }
+//! "#)?;
+//! let svc = schema.lookup("#Service")?.unify(&ctx.compile_data("svc.yaml", "name: web\n")?)?;
+//! svc.validate(ValidateOptions { concrete: true, ..Default::default() })?;
+//! let s: Service = svc.decode()?;
+//! assert_eq!((s.name.as_str(), s.port), ("web", 8080));
+//!
+//! let bad = schema.lookup("#Service")?.unify(&ctx.compile_data("svc.yaml", "name: Web\nx: 1\n")?)?;
+//! let err = bad.validate(ValidateOptions::default()).unwrap_err();
+//! assert_eq!(err.errors().len(), 2);
+//! # Ok::<(), cue_eval::Error>(())
+//! ```
+//!
+//! [`syntax::Document`] queries and edits one file by field (labels, attributes, values, the
+//! outline a schema writes) without walking the syntax tree. `examples/validate_yaml.rs` and
+//! `examples/decode_package.rs` are two complete programs; `docs/embedding.md` describes the
+//! design.
+//!
+//! # Inside
+//!
+//! The front end ([`syntax`]: [`lexer`], [`parse`], [`format`](mod@format), [`diagnostic`]), the evaluator and export
+//! ([`eval`]), the package loader ([`load`]) and the JSON and YAML codecs ([`decode`],
+//! [`encode`]) are public for the crate's own tools and tests; the facade above is the
+//! interface meant for embedding.
 
-pub mod ast;
+// The module docs of the internals point at the private items that implement what they describe.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod decode;
-pub mod diagnostic;
-pub mod dump;
 pub mod encode;
 pub mod eval;
-pub mod format;
-pub mod lexer;
-pub mod literal;
+mod facade;
 pub mod load;
-pub mod num;
-mod parser;
-pub mod source;
-pub mod stack;
+pub(crate) mod num;
+pub(crate) mod stack;
+pub mod syntax;
 
+use syntax::parser;
+pub use syntax::{ast, diagnostic, dump, format, lexer, literal, source};
+
+pub use facade::{
+    Context, Error, ErrorItem, Field, FieldKind, FieldOptions, Kind, Loader, Position, Result,
+    ValidateOptions, Value,
+};
+pub use load::{AttrArg, Attribute};
 pub use parser::{ParseError, check_parser, parse, parse_bytes, parse_ranges, parse_with};
 
 /// The CUE language version this crate implements, as a module declares it

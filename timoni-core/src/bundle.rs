@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cue_eval::ast::{self, Decl, Expr};
 use cue_eval::decode;
 use cue_eval::encode::Data;
 use cue_eval::eval::api::{EvalError, format_errors};
 use cue_eval::eval::print::{export_path, vertex_cue};
 use cue_eval::load::{self, Config, ParseCache};
+use cue_eval::syntax::Document;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -243,47 +243,11 @@ fn defining_file(files: &[SourceFile], texts: &[String], instance: &str) -> Opti
     let path = ["bundle", "instances", instance, "module", "url"];
     let mut found = None;
     for (i, text) in texts.iter().enumerate() {
-        let (file, _) = cue_eval::parse(ast::FileId(0), text);
-        if writes_path(&file.decls, &path) {
+        if Document::parse_partial("bundle.cue", text).writes_path(&path) {
             found = Some(i);
         }
     }
     found.filter(|&i| i < files.len())
-}
-
-fn writes_path(decls: &[Decl], path: &[&str]) -> bool {
-    let Some((first, rest)) = path.split_first() else {
-        return true;
-    };
-    decls.iter().any(|d| match d {
-        Decl::Field(f) if label_name(&f.label).as_deref() == Some(*first) => {
-            rest.is_empty() || expr_writes(&f.value, rest)
-        }
-        Decl::Embed(e) => expr_writes(e, path),
-        _ => false,
-    })
-}
-
-fn expr_writes(e: &Expr, path: &[&str]) -> bool {
-    match e {
-        Expr::Struct(s) => writes_path(&s.decls, path),
-        Expr::Paren { expr, .. } => expr_writes(expr, path),
-        Expr::Binary { lhs, rhs, .. } => expr_writes(lhs, path) || expr_writes(rhs, path),
-        _ => false,
-    }
-}
-
-fn label_name(l: &ast::Label) -> Option<String> {
-    match l {
-        ast::Label::Ident(i) => Some(i.name.to_string()),
-        ast::Label::String(e) => match &**e {
-            Expr::Lit(lit) => cue_eval::literal::decode(&lit.raw)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok()),
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// The build options of one bundle instance of a local (`file://`, or already fetched) module.

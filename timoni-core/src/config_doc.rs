@@ -18,9 +18,9 @@
 
 use std::path::Path;
 
-use cue_eval::ast::{self, BinaryOp, Constraint, Decl, Expr, UnaryOp};
 use cue_eval::encode::Data;
 use cue_eval::eval::print::export_path;
+use cue_eval::syntax::{Document, FieldConstraint, Outline, one_line};
 
 use crate::error::Result;
 use crate::instance::{self, BuildOptions};
@@ -112,15 +112,12 @@ pub fn config_doc(dir: &Path, package: &str) -> Result<ConfigDoc> {
             if f.excluded || Path::new(&f.name).starts_with(&cue_mod) || !f.name.ends_with(".cue") {
                 continue;
             }
-            if pass == "values" && f.ast.package_name() != Some(package) {
+            let doc = Document::from_loaded(f);
+            if pass == "values" && doc.package_name() != Some(package) {
                 continue;
             }
-            for d in &f.ast.decls {
-                if let Decl::Field(field) = d
-                    && label(&field.label).as_deref() == Some(pass)
-                {
-                    add_expr(&mut root, &field.value, f);
-                }
+            for outline in doc.outline(pass) {
+                add_outline(&mut root, &outline);
             }
         }
     }
@@ -135,216 +132,39 @@ pub fn config_doc(dir: &Path, package: &str) -> Result<ConfigDoc> {
     Ok(ConfigDoc { cue, rows })
 }
 
-fn label(l: &ast::Label) -> Option<String> {
-    match l {
-        ast::Label::Ident(i) => Some(i.name.to_string()),
-        ast::Label::String(e) => match &**e {
-            Expr::Lit(lit) => cue_eval::literal::decode(&lit.raw)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn text(f: &cue_eval::load::LoadedFile, span: ast::Span) -> &str {
-    f.text
-        .get(span.start as usize..span.end as usize)
-        .unwrap_or_default()
-}
-
-/// Records what `e` says about `node`: its constraint, its default marker, and the fields of
-/// its struct literals.
-fn add_expr(node: &mut Node, e: &Expr, f: &cue_eval::load::LoadedFile) {
-    if has_default_marker(e) {
+/// Records what an outline says about `node`: its constraint, its default marker, and its
+/// fields.
+fn add_outline(node: &mut Node, o: &Outline) {
+    if o.has_default {
         node.has_default = true;
     }
-    if let Some(t) = strip_structs(e).and_then(|e| strip_defaults(&e, f))
-        && !t.is_empty()
-        && !node.types.contains(&t)
+    if let Some(t) = &o.constraint
+        && !node.types.contains(t)
     {
-        node.types.push(t);
+        node.types.push(t.clone());
     }
-    for_each_struct(e, &mut |s| {
-        for d in &s.decls {
-            let Decl::Field(field) = d else { continue };
-            let Some(name) = label(&field.label) else {
-                continue;
-            };
-            if name.starts_with('_') || name.starts_with('#') {
-                continue;
-            }
-            let docs = doc_comments(f, field.span.start as usize);
-            let child = node.child(&name);
-            match field.constraint {
-                Constraint::Regular => child.regular = true,
-                Constraint::Required => child.required = true,
-                Constraint::Optional => child.optional = true,
-            }
-            if docs.iter().any(|c| c.trim() == "// +nodoc") {
-                child.no_doc = true;
-            }
-            for c in docs {
-                let t = c.trim_start_matches('/').trim();
-                let t = t.trim_end_matches("+nodoc").trim().to_string();
-                if !t.is_empty() && !child.docs.contains(&t) {
-                    child.docs.push(t);
-                }
-            }
-            add_expr(child, &field.value, f);
-        }
-    });
-}
-
-fn for_each_struct(e: &Expr, visit: &mut dyn FnMut(&ast::StructLit)) {
-    match e {
-        Expr::Struct(s) => visit(s),
-        Expr::Paren { expr, .. } => for_each_struct(expr, visit),
-        Expr::Binary {
-            op: BinaryOp::Unify,
-            lhs,
-            rhs,
-            ..
-        } => {
-            for_each_struct(lhs, visit);
-            for_each_struct(rhs, visit);
-        }
-        _ => {}
-    }
-}
-
-/// The `//` comment lines directly above byte offset `at` (no blank line between).
-fn doc_comments(f: &cue_eval::load::LoadedFile, at: usize) -> Vec<String> {
-    let src = &f.text;
-    let mut out = Vec::new();
-    let mut pos = src[..at].rfind('\n').map_or(0, |i| i + 1);
-    for c in f.ast.comments.iter().rev() {
-        let end = c.span.end as usize;
-        if end > pos {
+    for field in &o.fields {
+        if field.label.starts_with('_') || field.label.starts_with('#') {
             continue;
         }
-        let between = &src[end..pos];
-        if between.trim().is_empty() && between.matches('\n').count() <= 1 {
-            out.push(c.text.to_string());
-            pos = src[..c.span.start as usize]
-                .rfind('\n')
-                .map_or(0, |i| i + 1);
-        } else {
-            break;
+        let child = node.child(&field.label);
+        match field.constraint {
+            FieldConstraint::Regular => child.regular = true,
+            FieldConstraint::Required => child.required = true,
+            FieldConstraint::Optional => child.optional = true,
         }
-    }
-    out.reverse();
-    out
-}
-
-/// Whether `e` has a `*` default marker outside struct and list literals.
-fn has_default_marker(e: &Expr) -> bool {
-    match e {
-        Expr::Unary {
-            op: UnaryOp::Default,
-            ..
-        } => true,
-        Expr::Binary { lhs, rhs, .. } => has_default_marker(lhs) || has_default_marker(rhs),
-        Expr::Paren { expr, .. } => has_default_marker(expr),
-        _ => false,
-    }
-}
-
-/// `e` as one-line text without its `*default |` alternatives; `None` when nothing is left.
-fn strip_defaults(e: &Expr, f: &cue_eval::load::LoadedFile) -> Option<String> {
-    strip_defaults_inner(e, f).map(|(t, _)| t)
-}
-
-/// [`strip_defaults`], telling whether the result is still a binary expression (which a
-/// surrounding parenthesis then keeps).
-fn strip_defaults_inner(e: &Expr, f: &cue_eval::load::LoadedFile) -> Option<(String, bool)> {
-    match e {
-        Expr::Unary {
-            op: UnaryOp::Default,
-            ..
-        } => None,
-        Expr::Binary { op, lhs, rhs, .. } if matches!(op, BinaryOp::Disj | BinaryOp::Unify) => {
-            let sym = if *op == BinaryOp::Disj { "|" } else { "&" };
-            match (strip_defaults_inner(lhs, f), strip_defaults_inner(rhs, f)) {
-                (None, r) => r,
-                (l, None) => l,
-                (Some((l, _)), Some((r, _))) => Some((format!("{l} {sym} {r}"), true)),
+        if field.docs.iter().any(|c| c.trim() == "// +nodoc") {
+            child.no_doc = true;
+        }
+        for c in &field.docs {
+            let t = c.trim_start_matches('/').trim();
+            let t = t.trim_end_matches("+nodoc").trim().to_string();
+            if !t.is_empty() && !child.docs.contains(&t) {
+                child.docs.push(t);
             }
         }
-        Expr::Paren { expr, .. } => strip_defaults_inner(expr, f).map(|(t, binary)| {
-            if binary {
-                (format!("({t})"), false)
-            } else {
-                (t, false)
-            }
-        }),
-        Expr::Struct(s) if !s.braces => {
-            Some((format!("{{{}}}", single_line(text(f, e.span()))), false))
-        }
-        Expr::Binary { .. } => Some((single_line(text(f, e.span())), true)),
-        other => Some((single_line(text(f, other.span())), false)),
+        add_outline(child, &field.value);
     }
-}
-
-/// `e` without its struct literals (pattern-only structs such as `{[string]: string}` kept),
-/// as an expression tree; `None` when nothing is left.
-fn strip_structs(e: &Expr) -> Option<Expr> {
-    match e {
-        Expr::Struct(s) => {
-            let patterns_only = !s.decls.is_empty()
-                && s.decls.iter().all(|d| {
-                    matches!(d, Decl::Field(field) if matches!(field.label, ast::Label::Pattern { .. }))
-                });
-            patterns_only.then(|| e.clone())
-        }
-        Expr::Binary {
-            op: BinaryOp::Unify,
-            lhs,
-            rhs,
-            span,
-        } => match (strip_structs(lhs), strip_structs(rhs)) {
-            (None, r) => r,
-            (l, None) => l,
-            (Some(l), Some(r)) => Some(Expr::Binary {
-                op: BinaryOp::Unify,
-                lhs: Box::new(l),
-                rhs: Box::new(r),
-                span: *span,
-            }),
-        },
-        Expr::Paren { expr, span } => strip_structs(expr).map(|x| Expr::Paren {
-            expr: Box::new(x),
-            span: *span,
-        }),
-        other => Some(other.clone()),
-    }
-}
-
-/// A formatted expression on one line: lines joined, struct fields and list elements
-/// separated by commas.
-fn single_line(src: &str) -> String {
-    if src.contains("\"\"\"") || src.contains("'''") {
-        return src.trim().to_string();
-    }
-    let mut out: Vec<String> = Vec::new();
-    for line in src.lines() {
-        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        if line.is_empty() {
-            continue;
-        }
-        if let Some(prev) = out.last_mut()
-            && !prev.ends_with('{')
-            && !prev.ends_with('[')
-            && !prev.ends_with(',')
-            && !line.starts_with('}')
-            && !line.starts_with(']')
-        {
-            prev.push(',');
-        }
-        out.push(line);
-    }
-    out.join(" ")
 }
 
 fn is_literal(s: &str) -> bool {
@@ -370,7 +190,7 @@ fn kind_name(d: Option<&Data>) -> &'static str {
 
 /// A concrete value as one line of CUE.
 fn cue_value(d: &Data) -> String {
-    single_line(&cue_eval::decode::to_cue_expr(d))
+    one_line(&cue_eval::decode::to_cue_expr(d))
 }
 
 fn write_node(
@@ -558,8 +378,8 @@ mod tests {
 
     #[test]
     fn one_line_text_separates_fields_with_commas() {
-        assert_eq!(single_line("{\n\ta: 1\n\tb: 2\n}"), "{ a: 1, b: 2 }");
-        assert_eq!(single_line("[\n\t1,\n\t2,\n]"), "[ 1, 2, ]");
+        assert_eq!(one_line("{\n\ta: 1\n\tb: 2\n}"), "{ a: 1, b: 2 }");
+        assert_eq!(one_line("[\n\t1,\n\t2,\n]"), "[ 1, 2, ]");
     }
 
     #[test]

@@ -15,10 +15,10 @@
 
 use std::collections::BTreeMap;
 
-use cue_eval::ast::{self, Decl, Expr, ListElem};
 use cue_eval::encode::Data;
 use cue_eval::eval::api::{Instance, format_errors};
 use cue_eval::eval::print::export_path;
+use cue_eval::syntax::{AttrText, Document};
 
 use crate::error::{Error, Result};
 use crate::meta::get_str;
@@ -191,87 +191,46 @@ enum ValueType<'a> {
 /// Rewrites the fields of `src` that carry `@timoni(runtime:…)` attributes whose variable is in
 /// `values`. Returns the new source text.
 pub fn inject(name: &str, src: &str, values: &BTreeMap<String, String>) -> Result<String> {
-    let (file, errs) = cue_eval::parse(ast::FileId(0), src);
-    if let Some(e) = errs.first() {
-        let sf = cue_eval::source::SourceFile::new(name, src);
-        let (l, c) = sf.line_col(e.span.start as usize);
-        return Err(Error::Bundle(format!("{}:\n    {name}:{l}:{c}", e.message)));
-    }
-    let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    visit_decls(&file.decls, src, values, &mut edits)?;
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
-    let mut out = src.to_string();
-    for (start, end, text) in edits {
-        out.replace_range(start..end, &text);
-    }
-    Ok(out)
-}
-
-fn visit_decls(
-    decls: &[Decl],
-    src: &str,
-    values: &BTreeMap<String, String>,
-    edits: &mut Vec<(usize, usize, String)>,
-) -> Result<()> {
-    for d in decls {
-        match d {
-            Decl::Field(f) => {
-                // Only the field's first `@timoni(...)` attribute counts, as in Timoni.
-                let mut replaced = false;
-                if let Some(a) = f.attrs.iter().find(|a| a.name() == "timoni")
-                    && let Some((ty, var)) = runtime_attr(a)
-                    && let Some(value) = values.get(var)
-                {
-                    let span = f.value.span();
-                    let text = literal(ty, value, &a.text, src, span.start as usize)?;
-                    edits.push((span.start as usize, span.end as usize, text));
-                    replaced = true;
-                }
-                if !replaced {
-                    visit_expr(&f.value, src, values, edits)?;
-                }
-            }
-            Decl::Embed(e) => visit_expr(e, src, values, edits)?,
-            Decl::Comprehension(c) => visit_decls(&c.body.decls, src, values, edits)?,
-            _ => {}
+    let doc = Document::parse(name, src).map_err(|e| {
+        let e = &e.errors()[0];
+        match e.positions().first() {
+            Some(p) => Error::Bundle(format!(
+                "{}:\n    {name}:{}:{}",
+                e.message(),
+                p.line(),
+                p.column()
+            )),
+            None => Error::Bundle(e.message().to_string()),
+        }
+    })?;
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    // Fields come before the fields of their values: a replaced value's own fields are skipped.
+    for f in doc.fields() {
+        let at = f.value_range();
+        if edits
+            .iter()
+            .any(|(r, _)| r.start <= at.start && at.end <= r.end)
+        {
+            continue;
+        }
+        // Only the field's first `@timoni(...)` attribute counts, as in Timoni.
+        if let Some(a) = f.attributes().into_iter().find(|a| a.name == "timoni")
+            && let Some((ty, var)) = runtime_attr(&a)
+            && let Some(value) = values.get(var)
+        {
+            let text = literal(ty, value, a.text, src, at.start)?;
+            edits.push((at, text));
         }
     }
-    Ok(())
-}
-
-fn visit_expr(
-    e: &Expr,
-    src: &str,
-    values: &BTreeMap<String, String>,
-    edits: &mut Vec<(usize, usize, String)>,
-) -> Result<()> {
-    match e {
-        Expr::Struct(s) => visit_decls(&s.decls, src, values, edits),
-        Expr::List(l) => {
-            for el in &l.elems {
-                match el {
-                    ListElem::Expr(x) => visit_expr(x, src, values, edits)?,
-                    ListElem::Comprehension(c) => visit_decls(&c.body.decls, src, values, edits)?,
-                    _ => {}
-                }
-            }
-            Ok(())
-        }
-        Expr::Paren { expr, .. } => visit_expr(expr, src, values, edits),
-        Expr::Binary { lhs, rhs, .. } => {
-            visit_expr(lhs, src, values, edits)?;
-            visit_expr(rhs, src, values, edits)
-        }
-        _ => Ok(()),
-    }
+    Ok(doc.replace_values(&edits))
 }
 
 /// `(type, VAR)` of a `@timoni(runtime:<type>:<VAR>)` attribute.
-fn runtime_attr(a: &ast::Attribute) -> Option<(ValueType<'_>, &str)> {
-    if a.name() != "timoni" {
+fn runtime_attr<'a>(a: &AttrText<'a>) -> Option<(ValueType<'a>, &'a str)> {
+    if a.name != "timoni" {
         return None;
     }
-    let parts: Vec<&str> = a.body().split(':').collect();
+    let parts: Vec<&str> = a.body.split(':').collect();
     let [kind, ty, var] = parts.as_slice() else {
         return None;
     };
@@ -347,14 +306,7 @@ fn is_number_literal(s: &str) -> bool {
     if body.is_empty() || body.starts_with(['-', '+']) || body.trim() != body {
         return false;
     }
-    let (file, errs) = cue_eval::parse(ast::FileId(0), &format!("x: {body}\n"));
-    if !errs.is_empty() {
-        return false;
-    }
-    matches!(
-        file.decls.as_slice(),
-        [Decl::Field(f)] if matches!(&f.value, Expr::Lit(l) if matches!(l.kind, ast::LitKind::Int | ast::LitKind::Float))
-    )
+    cue_eval::syntax::is_number_literal(body)
 }
 
 #[cfg(test)]

@@ -164,8 +164,38 @@ impl Instance {
         self.rt.arc(root, l).ok_or_else(|| "no value".to_string())
     }
 
-    /// Parses and compiles one imported package, returning its root vertex.
-    fn add_package(&mut self, sources: &[(String, String)]) -> Result<VId, Vec<EvalError>> {
+    /// A new vertex unifying two vertices of this instance (`a & b`), evaluated on demand: it
+    /// holds the conjuncts of both, each in its scope. A side that lies in a definition brings
+    /// its conjuncts in a closed, recursive group of its own, as a reference to that definition
+    /// would.
+    pub(crate) fn unify_vertices(&mut self, a: VId, b: VId) -> VId {
+        let root_label = self.rt.prog.labels.string("");
+        let v = self.rt.new_vertex(None, root_label, ArcType::Member);
+        let mut conjuncts = Vec::new();
+        for w in [a, b] {
+            let in_def = std::iter::successors(Some(w), |&x| self.rt.v(x).parent)
+                .any(|x| self.rt.v(x).label.is_def());
+            let group = in_def.then(|| self.rt.new_group(0, true, true, false, v));
+            for mut c in self.rt.v(w).conjuncts.clone() {
+                if let Some(g) = group {
+                    c.ci.group = g;
+                }
+                conjuncts.push(c);
+            }
+        }
+        // Not a package root (whose closedness CUE relaxes): an inline value, as `a & b` is.
+        let vx = self.rt.vm(v);
+        vx.conjuncts = conjuncts;
+        vx.anonymous = true;
+        v
+    }
+
+    /// Parses and compiles one package (of the given files) into this instance's runtime,
+    /// returning its root vertex.
+    pub(crate) fn add_package(
+        &mut self,
+        sources: &[(String, String)],
+    ) -> Result<VId, Vec<EvalError>> {
         let mut asts = Vec::new();
         let mut errors = Vec::new();
         for (name, text) in sources {
@@ -370,3 +400,6 @@ pub fn format_errors(errs: &[EvalError]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

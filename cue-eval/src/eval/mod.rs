@@ -17,16 +17,16 @@
 
 pub mod api;
 mod bounds;
-pub mod builtins;
+pub(crate) mod builtins;
 mod closedness;
-pub mod compile;
+pub(crate) mod compile;
 mod comprehension;
 mod cycle;
 mod disjunct;
-pub mod export;
+pub(crate) mod export;
 mod expr;
 mod finish;
-pub mod ir;
+pub(crate) mod ir;
 pub mod label;
 mod list;
 mod pattern;

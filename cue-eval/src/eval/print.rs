@@ -131,6 +131,16 @@ pub fn eval_errors_at(inst: &mut Instance, path: &[&str], opts: Options) -> Vec<
     out
 }
 
+/// The permanent errors at and below vertex `v` (as [`eval_errors_at`] finds them below a
+/// path), sorted as `cue` prints them.
+pub(crate) fn vertex_errors(inst: &mut Instance, v: VId, opts: Options) -> Vec<EvalError> {
+    inst.rt.finalize(v, true);
+    let mut errs = Vec::new();
+    collect_errors(&mut inst.rt, v, opts, &mut errs, 0);
+    errs.extend(aborted_error(&inst.rt));
+    convert(inst, errs)
+}
+
 /// The error of an evaluation that was stopped (a bound was reached), if it was.
 fn aborted_error(rt: &Runtime) -> Option<ExportError> {
     rt.aborted.clone().map(|msg| ExportError {

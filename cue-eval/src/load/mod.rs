@@ -24,15 +24,15 @@
 //! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]);
 //! [`load_instance`] and [`export`] do what the `cue` command does with it.
 
-pub mod attr;
-pub mod buildattr;
+pub(crate) mod attr;
+pub(crate) mod buildattr;
 mod cache;
 mod command;
-pub mod embed;
+pub(crate) mod embed;
 mod fs;
 mod prune;
-pub mod skim;
-pub mod tags;
+pub(crate) mod skim;
+pub(crate) mod tags;
 
 use std::collections::BTreeMap;
 

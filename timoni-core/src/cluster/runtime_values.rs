@@ -8,8 +8,6 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use cue_eval::encode::Data;
-use cue_eval::eval::api::{Instance, format_errors};
-use cue_eval::eval::print::export_path;
 
 use super::bundle::Connector;
 use super::{Cluster, ObjRef};
@@ -43,10 +41,11 @@ pub fn parse_query(query: &str) -> Result<ObjRef> {
 pub fn eval_expr(obj: &serde_json::Value, expr: &str) -> Result<String> {
     let src = format!("obj: {obj}\nout: {expr}\n");
     let fail = |msg: String| Error::Bundle(format!("runtime value {expr:?}: {msg}"));
-    let mut inst = Instance::from_sources(&[("runtime-query.cue".into(), src)])
-        .map_err(|e| fail(format_errors(&e).trim_end().to_string()))?;
-    let out = export_path(&mut inst, &["out"])
-        .map_err(|e| fail(format_errors(&e).trim_end().to_string()))?;
+    let out = cue_eval::Context::new()
+        .compile_file("runtime-query.cue", &src)
+        .and_then(|v| v.lookup("out"))
+        .and_then(|out| out.export())
+        .map_err(|e| fail(e.to_string()))?;
     let text = match out {
         Data::String(s) => s,
         Data::Number { text, .. } => text,

@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use cue_eval::encode::Data;
-use cue_eval::eval::api::{Instance, format_errors};
 
 use super::error::{OciError, Result};
 
@@ -18,9 +17,11 @@ pub fn images_annotation(dir: &Path) -> Result<Option<String>> {
         Err(e) => return Err(OciError::io(path, e)),
     };
     let bad = |msg: String| OciError::InvalidInput(format!("{}: {msg}", path.display()));
-    let mut inst = Instance::from_sources(&[(path.display().to_string(), text)])
-        .map_err(|e| bad(format_errors(&e)))?;
-    let data = inst.export().map_err(|e| bad(format_errors(&e)))?;
+    // The error text ends with a newline, as `cue` prints it.
+    let data = cue_eval::Context::new()
+        .compile_file(&path.display().to_string(), &text)
+        .and_then(|v| v.export())
+        .map_err(|e| bad(format!("{e}\n")))?;
     let Some(values) = field(&data, "values") else {
         return Ok(None);
     };

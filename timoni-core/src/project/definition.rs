@@ -8,9 +8,6 @@ use std::collections::BTreeMap;
 use std::path::{Component as PathPart, Path, PathBuf};
 
 use cue_eval::encode::Data;
-use cue_eval::eval::api::format_errors;
-use cue_eval::eval::print::export_path;
-use cue_eval::load::{self, Config};
 
 use crate::error::{Error, Result};
 use crate::meta::{get, get_str};
@@ -130,20 +127,16 @@ fn evaluate(file: &Path, text: &str) -> Result<Data> {
     let file = &std::path::absolute(file).map_err(|e| Error::io(file, e))?;
     let dir = file.parent().unwrap_or(Path::new("."));
     let schema = dir.join("timoni.project.schema.cue");
-    let mut cfg = Config::new(dir);
-    cfg.overlay = BTreeMap::from([
-        (file.to_path_buf(), text.to_string()),
-        (schema.clone(), PROJECT_SCHEMA.to_string()),
-    ]);
-    let args = [file.display().to_string(), schema.display().to_string()];
     let fail = |m: String| invalid(file, m.trim_end());
-    let build = load::load(&cfg, &args).map_err(|e| fail(format_errors(&[e.to_eval_error()])))?;
-    let mut inst = build.into_instance().map_err(|e| fail(format_errors(&e)))?;
-    let compile = inst.compile_errors();
-    if !compile.is_empty() {
-        return Err(fail(format_errors(&compile)));
-    }
-    export_path(&mut inst, &["project"]).map_err(|e| fail(format_errors(&e)))
+    cue_eval::Context::new()
+        .loader(dir)
+        .overlay(file, text)
+        .overlay(&schema, PROJECT_SCHEMA)
+        .files([file.display().to_string(), schema.display().to_string()])
+        .load()
+        .and_then(|v| v.lookup("project"))
+        .and_then(|project| project.export())
+        .map_err(|e| fail(e.to_string()))
 }
 
 /// `p` without `.` parts, if it is relative and has no `..`.

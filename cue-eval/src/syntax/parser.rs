@@ -18,7 +18,7 @@ lalrpop_mod!(
         dead_code
     )]
     grammar,
-    "/grammar.rs"
+    "/syntax/grammar.rs"
 );
 
 /// A syntax error: where, and what was expected.

@@ -1,0 +1,350 @@
+//! The one error type of the facade: every error of a load or an evaluation, each with its CUE
+//! path, its message and the source positions it concerns.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::eval::api::{EvalError, format_errors};
+use crate::load::LoadError;
+
+/// A result of the facade.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong: one or more errors, in the order `cue` prints them.
+///
+/// `Display` writes exactly what the `cue` command prints on standard error for them (`path:
+/// message:` then one `    ./file:line:col` line per position).
+///
+/// ```
+/// let ctx = cue_eval::Context::new();
+/// let err = ctx.compile_str("a: 1\na: 2\n").unwrap().validate(Default::default()).unwrap_err();
+/// assert_eq!(err.errors()[0].path(), "a");
+/// assert_eq!(err.errors()[0].message(), "conflicting values 2 and 1");
+/// assert_eq!(err.errors()[0].positions()[0].line(), 1);
+/// assert!(err.to_string().starts_with("a: conflicting values 2 and 1:\n"));
+/// ```
+#[derive(Clone)]
+pub struct Error {
+    errors: Vec<ErrorItem>,
+    /// The text of the files the positions point into (for `miette` reports).
+    #[cfg_attr(not(feature = "miette"), allow(dead_code))]
+    sources: Arc<Vec<(String, Arc<str>)>>,
+    /// The `miette` form of each error, made on first use.
+    #[cfg(feature = "miette")]
+    items: std::sync::OnceLock<Vec<diagnostic::Item>>,
+}
+
+/// One error: the CUE path of the value it concerns (empty for errors of a whole package, such
+/// as a syntax error), its message and its positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorItem {
+    path: String,
+    message: String,
+    positions: Vec<Position>,
+}
+
+/// A place in a source file: its name as given to the loader, the 1-based line and column
+/// (columns in bytes), and the byte offset when the file's text is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    file: String,
+    line: usize,
+    column: usize,
+    offset: Option<usize>,
+}
+
+impl Error {
+    /// The errors, at least one.
+    pub fn errors(&self) -> &[ErrorItem] {
+        &self.errors
+    }
+
+    /// An error with one message and no path or position.
+    pub fn msg(message: impl Into<String>) -> Error {
+        Error {
+            errors: vec![ErrorItem {
+                path: String::new(),
+                message: message.into(),
+                positions: Vec::new(),
+            }],
+            sources: Arc::default(),
+            #[cfg(feature = "miette")]
+            items: Default::default(),
+        }
+    }
+
+    /// An error with one message at one position.
+    pub(crate) fn at(
+        message: String,
+        file: &str,
+        line: usize,
+        column: usize,
+        offset: usize,
+    ) -> Error {
+        Error {
+            errors: vec![ErrorItem {
+                path: String::new(),
+                message,
+                positions: vec![Position::at(file.to_string(), line, column, offset)],
+            }],
+            sources: Arc::default(),
+            #[cfg(feature = "miette")]
+            items: Default::default(),
+        }
+    }
+
+    pub(crate) fn from_eval(errs: Vec<EvalError>, sources: &Arc<Vec<(String, Arc<str>)>>) -> Error {
+        let errors = errs
+            .into_iter()
+            .map(|e| ErrorItem {
+                positions: e
+                    .positions
+                    .into_iter()
+                    .map(|(file, line, column)| Position::resolve(file, line, column, sources))
+                    .collect(),
+                path: e.path,
+                message: e.msg,
+            })
+            .collect::<Vec<_>>();
+        if errors.is_empty() {
+            return Error::msg("evaluation failed without an error message");
+        }
+        Error {
+            errors,
+            sources: sources.clone(),
+            #[cfg(feature = "miette")]
+            items: Default::default(),
+        }
+    }
+
+    pub(crate) fn from_load(e: LoadError) -> Error {
+        let positions = e
+            .positions
+            .into_iter()
+            .map(|(file, line, column)| Position {
+                file,
+                line,
+                column,
+                offset: None,
+            })
+            .collect();
+        Error {
+            errors: vec![ErrorItem {
+                path: String::new(),
+                message: e.msg,
+                positions,
+            }],
+            sources: Arc::default(),
+            #[cfg(feature = "miette")]
+            items: Default::default(),
+        }
+    }
+
+    /// The errors in the evaluator's form, to print them as `cue` does.
+    fn to_eval_errors(&self) -> Vec<EvalError> {
+        self.errors
+            .iter()
+            .map(|e| EvalError {
+                path: e.path.clone(),
+                code: crate::eval::value::ErrCode::Eval,
+                msg: e.message.clone(),
+                positions: e
+                    .positions
+                    .iter()
+                    .map(|p| (p.file.clone(), p.line, p.column))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+impl ErrorItem {
+    /// The CUE path of the value (`spec.replicas`, `#Config.name`), empty for errors of a whole
+    /// package.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The message, as `cue` words it (`conflicting values 2 and 1`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Where the error comes from, in the order `cue` prints them.
+    pub fn positions(&self) -> &[Position] {
+        &self.positions
+    }
+}
+
+impl Position {
+    pub(crate) fn at(file: String, line: usize, column: usize, offset: usize) -> Position {
+        Position {
+            file,
+            line,
+            column,
+            offset: Some(offset),
+        }
+    }
+
+    fn resolve(
+        file: String,
+        line: usize,
+        column: usize,
+        sources: &[(String, Arc<str>)],
+    ) -> Position {
+        let offset = sources
+            .iter()
+            .find(|(n, _)| *n == file)
+            .and_then(|(_, text)| offset_of(text, line, column));
+        Position {
+            file,
+            line,
+            column,
+            offset,
+        }
+    }
+
+    /// The file's name as the loader was given it (an absolute path for loaded packages).
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The line, from 1.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The column, from 1, in bytes.
+    pub fn column(&self) -> usize {
+        self.column
+    }
+
+    /// The byte offset in the file, when its text is known.
+    pub fn offset(&self) -> Option<usize> {
+        self.offset
+    }
+}
+
+/// The byte offset of a 1-based line and column in `text`.
+fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
+    let start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let off = start + column.checked_sub(1)?;
+    (off <= text.len()).then_some(off)
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(format_errors(&self.to_eval_errors()).trim_end())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("errors", &self.errors)
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl fmt::Display for ErrorItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+#[cfg(feature = "miette")]
+mod diagnostic {
+    //! `miette` reports for [`Error`]: one related diagnostic per error, labelled at its
+    //! positions in the first file it points into.
+
+    use super::*;
+
+    /// One error of an [`Error`] with the text of the file it points into.
+    #[derive(Clone, Debug)]
+    pub(super) struct Item {
+        text: String,
+        source: Option<miette::NamedSource<String>>,
+        labels: Vec<miette::LabeledSpan>,
+    }
+
+    impl fmt::Display for Item {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(&self.text)
+        }
+    }
+
+    impl std::error::Error for Item {}
+
+    impl miette::Diagnostic for Item {
+        fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+            self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+        }
+
+        fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+            if self.labels.is_empty() {
+                None
+            } else {
+                Some(Box::new(self.labels.iter().cloned()))
+            }
+        }
+    }
+
+    impl Error {
+        fn items(&self) -> Vec<Item> {
+            self.errors
+                .iter()
+                .map(|e| {
+                    let first = e.positions.iter().find(|p| p.offset.is_some());
+                    let source = first.and_then(|p| {
+                        self.sources
+                            .iter()
+                            .find(|(n, _)| *n == p.file)
+                            .map(|(n, t)| miette::NamedSource::new(n, t.to_string()))
+                    });
+                    let labels = match first {
+                        Some(f) => e
+                            .positions
+                            .iter()
+                            .filter(|p| p.file == f.file)
+                            .filter_map(|p| p.offset)
+                            .map(|o| miette::LabeledSpan::underline(o..o))
+                            .collect(),
+                        None => Vec::new(),
+                    };
+                    Item {
+                        text: e.to_string(),
+                        source,
+                        labels,
+                    }
+                })
+                .collect()
+        }
+    }
+
+    impl miette::Diagnostic for Error {
+        fn code(&self) -> Option<Box<dyn fmt::Display + '_>> {
+            Some(Box::new("cue::eval"))
+        }
+
+        fn related(&self) -> Option<Box<dyn Iterator<Item = &dyn miette::Diagnostic> + '_>> {
+            let items = self.items.get_or_init(|| self.items());
+            Some(Box::new(items.iter().map(|i| i as &dyn miette::Diagnostic)))
+        }
+    }
+}

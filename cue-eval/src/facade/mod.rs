@@ -1,0 +1,240 @@
+//! The embedding API: a [`Context`] to compile sources and encode Rust values, a [`Loader`]
+//! to load packages from disk as `cue export` does, [`Value`] to look into, combine, validate and
+//! convert what they give, and one [`Error`] type.
+//!
+//! Everything here stands on the evaluator's own entry points ([`crate::eval::api::Instance`],
+//! [`crate::load`], the codecs in [`crate::decode`] and [`crate::encode`]); the figures of the
+//! `cue` command (export text, error text and order) are the same through either.
+
+mod error;
+mod serde;
+mod value;
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use crate::eval::api::Instance;
+use crate::load;
+
+pub use error::{Error, ErrorItem, Position, Result};
+pub use value::{Field, FieldKind, FieldOptions, Kind, ValidateOptions, Value};
+
+use value::Shared;
+
+/// Where values made from strings and Rust data live: values of one context unify with each
+/// other as CUE values do.
+///
+/// ```
+/// let ctx = cue_eval::Context::new();
+/// let v = ctx.compile_str("a: 1\nb: a + 1").unwrap();
+/// assert_eq!(v.to_json().unwrap(), "{\n    \"a\": 1,\n    \"b\": 2\n}\n");
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    sh: Rc<RefCell<Shared>>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context::new()
+    }
+}
+
+impl Context {
+    /// An empty context.
+    pub fn new() -> Context {
+        let inst = match Instance::from_sources(&[]) {
+            Ok(i) => i,
+            Err(_) => unreachable!("an instance of no files has no parse error"),
+        };
+        Context {
+            sh: Shared::new(inst, Vec::new()),
+        }
+    }
+
+    /// Compiles CUE source text (a file's contents) as one package, named `source.cue` in
+    /// positions. Imports of the standard library work; other imports need a [`Loader`].
+    pub fn compile_str(&self, src: &str) -> Result<Value> {
+        self.compile_file("source.cue", src)
+    }
+
+    /// [`Context::compile_str`] with the file name positions show.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let err = ctx.compile_file("bad.cue", "a: {").unwrap_err();
+    /// assert_eq!(err.errors()[0].positions()[0].file(), "bad.cue");
+    /// ```
+    pub fn compile_file(&self, name: &str, src: &str) -> Result<Value> {
+        let mut sh = self.sh.borrow_mut();
+        let root = match sh.inst.add_package(&[(name.to_string(), src.to_string())]) {
+            Ok(r) => r,
+            Err(e) => return Err(sh.error(e)),
+        };
+        let errs = sh.inst.compile_errors();
+        if !errs.is_empty() {
+            return Err(sh.error(errs));
+        }
+        let id = sh.inst.files.len() - 1;
+        let (ast, _) = crate::parse(crate::ast::FileId(id as u32), src);
+        sh.main_files.push(ast);
+        drop(sh);
+        Ok(Value::new(self.sh.clone(), root, Some(Vec::new())))
+    }
+
+    /// A `serde::Serialize` value as a CUE value of this context (structs keep the order their
+    /// fields serialize in).
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.encode(&std::collections::BTreeMap::from([("a", 1.5)])).unwrap();
+    /// assert_eq!(v.to_yaml().unwrap(), "a: 1.5\n");
+    /// ```
+    pub fn encode<T: ::serde::Serialize + ?Sized>(&self, value: &T) -> Result<Value> {
+        let data = serde::to_data(value)?;
+        let v = self
+            .sh
+            .borrow_mut()
+            .compile_expr("value.cue", &crate::decode::to_cue_expr(&data))?;
+        Ok(Value::new(self.sh.clone(), v, None))
+    }
+
+    /// A JSON or YAML document as a CUE value of this context (one document; `name` is used in
+    /// errors). YAML is read as CUE reads it (`yes` is a string, `1.0` a float).
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_data("in.yaml", "a: 1\nb: [x, y]\n").unwrap();
+    /// assert_eq!(v.lookup("b.1").unwrap().decode::<String>().unwrap(), "y");
+    /// ```
+    pub fn compile_data(&self, name: &str, text: &str) -> Result<Value> {
+        let docs = if name.ends_with(".json") {
+            crate::decode::json(text).map(|d| vec![d])
+        } else {
+            crate::decode::yaml(text)
+        }
+        .map_err(|e| Error::msg(e.in_file(name)))?;
+        let data = match docs.as_slice() {
+            [d] => d,
+            [] => &crate::encode::Data::Null,
+            _ => {
+                return Err(Error::msg(format!(
+                    "{name}: a stream of {} documents is not one value",
+                    docs.len()
+                )));
+            }
+        };
+        let v = self
+            .sh
+            .borrow_mut()
+            .compile_expr(name, &crate::decode::to_cue_expr(data))?;
+        Ok(Value::new(self.sh.clone(), v, None))
+    }
+
+    /// A loader of the package in directory `dir` (see [`Loader`]).
+    pub fn loader(&self, dir: impl Into<PathBuf>) -> Loader {
+        Loader {
+            cfg: load::Config::new(dir),
+            args: Vec::new(),
+        }
+    }
+}
+
+/// Loads a package from disk as `cue export` does: the module root above the directory, the
+/// package's files, its imports from the module and `cue.mod/{gen,pkg,usr}`, an overlay of
+/// files held in memory, `-t` tags and `@if` flags. Each loaded package is its own instance.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("cue-eval-doc-loader-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let ctx = cue_eval::Context::new();
+/// let v = ctx
+///     .loader(&dir)
+///     .overlay(dir.join("a.cue"), "package app\nenv: *\"dev\" | string @tag(env)\n")
+///     .overlay(dir.join("b.cue"), "@if(debug)\npackage app\nlevel: \"debug\"\n")
+///     .tag("env=prod")
+///     .tag("debug")
+///     .load()
+///     .unwrap();
+/// assert_eq!(v.to_json().unwrap(), "{\n    \"env\": \"prod\",\n    \"level\": \"debug\"\n}\n");
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct Loader {
+    cfg: load::Config,
+    args: Vec<String>,
+}
+
+impl Loader {
+    /// Loads the package named `name` of the directory (`./:name`), when it holds several.
+    pub fn package(mut self, name: &str) -> Loader {
+        self.args.push(format!(".:{name}"));
+        self
+    }
+
+    /// Loads these files (relative to the directory, `.cue` files of one package, and `.json`
+    /// and `.yaml` data files merged into it) instead of the directory's package.
+    pub fn files<I, S>(mut self, files: I) -> Loader
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(files.into_iter().map(Into::into));
+        self
+    }
+
+    /// Replaces or adds a file in memory (a relative path is taken from the directory).
+    pub fn overlay(mut self, path: impl Into<PathBuf>, text: impl Into<String>) -> Loader {
+        self.cfg.overlay.insert(path.into(), text.into());
+        self
+    }
+
+    /// A `-t` tag: `key=value` for a `@tag(key)` field, or a name for a shorthand tag or an
+    /// `@if(name)` file.
+    pub fn tag(mut self, tag: impl Into<String>) -> Loader {
+        self.cfg.tags.push(tag.into());
+        self
+    }
+
+    /// The value of a tag variable (`@tag(x, var=name)`).
+    pub fn tag_var(mut self, name: impl Into<String>, value: impl Into<String>) -> Loader {
+        self.cfg.tag_vars.insert(name.into(), value.into());
+        self
+    }
+
+    /// The tag variables CUE's `-T` injects (`now`, `os`, `cwd`, ...), where not set.
+    pub fn inject_vars(mut self) -> Loader {
+        self.cfg.inject_default_vars();
+        self
+    }
+
+    /// Compiles every declaration of imported packages outside the main module (by default
+    /// only what the package can reach is parsed and compiled; eager loading is slower and
+    /// reports errors in unused vendored declarations).
+    pub fn eager_imports(mut self, eager: bool) -> Loader {
+        self.cfg.eager_imports = eager;
+        self
+    }
+
+    /// Loads and compiles the package; its root value, evaluated on demand.
+    pub fn load(self) -> Result<Value> {
+        let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
+        build.merge_data_files().map_err(Error::from_load)?;
+        let main_files = build
+            .main
+            .iter()
+            .map(|&i| build.files[i].ast.clone())
+            .collect();
+        let sh = match build.into_instance() {
+            Ok(inst) => Shared::new(inst, main_files),
+            Err(errs) => return Err(Error::from_eval(errs, &Default::default())),
+        };
+        let errs = sh.borrow_mut().inst.compile_errors();
+        if !errs.is_empty() {
+            return Err(sh.borrow_mut().error(errs));
+        }
+        let root = sh.borrow().inst.root;
+        Ok(Value::new(sh, root, Some(Vec::new())))
+    }
+}

@@ -1,0 +1,167 @@
+//! The crate's boundaries, checked: `cue-eval` depends on no Kubernetes, async-runtime or
+//! command-line crate; its published package holds no test corpus; `timoni-core` reaches the
+//! syntax only through `cue_eval::syntax::Document` (no syntax-tree walking of its own).
+//!
+//! The checks read the workspace around the crate and run `cargo`; outside the repository (a
+//! packaged crate) they skip with a message.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
+    if root.join("timoni-core").is_dir() {
+        Some(root)
+    } else {
+        eprintln!("SKIP: not inside the timoni-rs workspace");
+        None
+    }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// Every crate `cue-eval` pulls in as a normal (non-dev, non-build) dependency, by name.
+fn normal_dependencies(root: &Path) -> BTreeSet<String> {
+    let out = cargo()
+        .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .current_dir(root)
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    let names: BTreeMap<&str, &str> = meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: BTreeMap<&str, &serde_json::Value> = meta["resolve"]["nodes"]
+        .as_array()
+        .expect("resolve")
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let start = names
+        .iter()
+        .find(|(_, n)| **n == "cue-eval")
+        .map(|(id, _)| *id)
+        .expect("cue-eval in the workspace");
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![start];
+    while let Some(id) = todo.pop() {
+        for dep in nodes[id]["deps"].as_array().into_iter().flatten() {
+            let normal = dep["dep_kinds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|k| k["kind"].is_null());
+            let pkg = dep["pkg"].as_str().unwrap();
+            if normal && seen.insert(pkg) {
+                todo.push(pkg);
+            }
+        }
+    }
+    seen.into_iter().map(|id| names[id].to_string()).collect()
+}
+
+#[test]
+fn cue_eval_depends_on_no_kubernetes_async_or_cli_crate() {
+    let Some(root) = workspace() else { return };
+    let deps = normal_dependencies(&root);
+    assert!(
+        deps.contains("logos"),
+        "the walk found the parser's lexer: {deps:?}"
+    );
+    let banned: Vec<&String> = deps
+        .iter()
+        .filter(|d| {
+            d.starts_with("kube")
+                || d.starts_with("k8s")
+                || d.starts_with("tokio")
+                || d.starts_with("clap")
+                || d.starts_with("oci-")
+        })
+        .collect();
+    assert!(banned.is_empty(), "cue-eval depends on {banned:?}");
+}
+
+#[test]
+fn the_package_holds_no_test_corpus() {
+    let Some(root) = workspace() else { return };
+    let out = cargo()
+        .args([
+            "package",
+            "-p",
+            "cue-eval",
+            "--list",
+            "--allow-dirty",
+            "--offline",
+        ])
+        .current_dir(&root)
+        .output()
+        .expect("run cargo package --list");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list = String::from_utf8(out.stdout).unwrap();
+    assert!(list.lines().any(|l| l == "src/lib.rs"), "{list}");
+    let stray: Vec<&str> = list
+        .lines()
+        .filter(|l| l.starts_with("testdata/") || l.starts_with("tests/") || l.contains("shared/"))
+        .collect();
+    assert!(stray.is_empty(), "packaged test data: {stray:?}");
+}
+
+/// Syntax-tree paths an embedder has no business with; `timoni-core` uses
+/// `cue_eval::syntax::Document` instead.
+const SYNTAX_INTERNALS: &[&str] = &[
+    "cue_eval::ast",
+    "cue_eval::syntax::ast",
+    "cue_eval::parse(",
+    "cue_eval::parse_with",
+    "cue_eval::lexer",
+    "cue_eval::syntax::lexer",
+    "cue_eval::literal",
+    "cue_eval::syntax::literal",
+    "cue_eval::dump",
+    "Expr::",
+    "Decl::",
+];
+
+#[test]
+fn timoni_core_walks_no_syntax_tree() {
+    let Some(root) = workspace() else { return };
+    let mut hits = Vec::new();
+    let mut dirs = vec![root.join("timoni-core/src")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    if SYNTAX_INTERNALS.iter().any(|s| line.contains(s)) {
+                        hits.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "timoni-core reaches into the syntax tree:\n{}",
+        hits.join("\n")
+    );
+}

@@ -1,0 +1,137 @@
+//! The embedding API, written down: every public item of the facade with its signature. A
+//! change to one of them fails to compile here, so that it is a deliberate change of this
+//! listing (and of the crate's version), not an accident.
+
+#![allow(clippy::type_complexity)]
+
+use std::path::PathBuf;
+
+use cue_eval::syntax::{
+    AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_number_literal,
+    one_line,
+};
+use cue_eval::{
+    AttrArg, Attribute, Context, Error, ErrorItem, Field, FieldKind, FieldOptions, Kind, Loader,
+    Position, Result, ValidateOptions, Value,
+};
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct T;
+
+#[test]
+fn the_facade_keeps_its_signatures() {
+    // Context
+    let _: fn() -> Context = Context::new;
+    let _: fn(&Context, &str) -> Result<Value> = Context::compile_str;
+    let _: fn(&Context, &str, &str) -> Result<Value> = Context::compile_file;
+    let _: fn(&Context, &str, &str) -> Result<Value> = Context::compile_data;
+    let _: fn(&Context, &T) -> Result<Value> = Context::encode::<T>;
+    let _ = |c: &Context, dir: PathBuf| -> Loader { c.loader(dir) };
+    // Loader
+    let _: fn(Loader, &str) -> Loader = Loader::package;
+    let _: fn(Loader, Vec<String>) -> Loader = Loader::files::<Vec<String>, String>;
+    let _ = |l: Loader, p: PathBuf, t: String| -> Loader { l.overlay(p, t) };
+    let _ = |l: Loader, t: String| -> Loader { l.tag(t) };
+    let _ = |l: Loader, k: String, v: String| -> Loader { l.tag_var(k, v) };
+    let _: fn(Loader) -> Loader = Loader::inject_vars;
+    let _: fn(Loader, bool) -> Loader = Loader::eager_imports;
+    let _: fn(Loader) -> Result<Value> = Loader::load;
+    // Value
+    let _: fn(&Value, &str) -> Result<Value> = Value::lookup;
+    let _: fn(&Value, &Value) -> Result<Value> = Value::unify;
+    let _: fn(&Value, &str, &T) -> Result<Value> = Value::fill::<T>;
+    let _: fn(&Value) -> Value = Value::default;
+    let _: fn(&Value) -> bool = Value::is_concrete;
+    let _: fn(&Value) -> Kind = Value::kind;
+    let _: fn(&Value, FieldOptions) -> Vec<Field> = Value::fields;
+    let _: fn(&Value, ValidateOptions) -> Result<()> = Value::validate;
+    let _: fn(&Value, &str) -> Vec<Attribute> = Value::attributes;
+    let _: fn(&Value) -> Vec<Position> = Value::positions;
+    let _: fn(&Value) -> String = Value::path;
+    let _: fn(&Value) -> Result<cue_eval::encode::Data> = Value::export;
+    let _: fn(&Value) -> Result<T> = Value::decode::<T>;
+    let _: fn(&Value) -> Result<String> = Value::to_json;
+    let _: fn(&Value) -> Result<String> = Value::to_yaml;
+    let _ = |f: Field| -> (String, FieldKind, Value) { (f.label, f.kind, f.value) };
+    let _ = FieldOptions {
+        optional: true,
+        definitions: true,
+        hidden: true,
+    };
+    let _ = ValidateOptions {
+        concrete: true,
+        hidden: true,
+        optional: true,
+    };
+    let _ = [
+        FieldKind::Regular,
+        FieldKind::Optional,
+        FieldKind::Required,
+        FieldKind::Definition,
+        FieldKind::Hidden,
+    ];
+    let _ = [
+        Kind::BOTTOM,
+        Kind::NULL,
+        Kind::BOOL,
+        Kind::INT,
+        Kind::FLOAT,
+        Kind::NUMBER,
+        Kind::STRING,
+        Kind::BYTES,
+        Kind::LIST,
+        Kind::STRUCT,
+        Kind::TOP,
+    ];
+    let _: fn(Kind, Kind) -> bool = Kind::contains;
+    let _: fn(Kind) -> bool = Kind::is_single;
+    // Error
+    let _: fn(&Error) -> &[ErrorItem] = Error::errors;
+    let _ = |m: String| -> Error { Error::msg(m) };
+    let _: fn(&ErrorItem) -> &str = ErrorItem::path;
+    let _: fn(&ErrorItem) -> &str = ErrorItem::message;
+    let _: fn(&ErrorItem) -> &[Position] = ErrorItem::positions;
+    let _: fn(&Position) -> &str = Position::file;
+    let _: fn(&Position) -> usize = Position::line;
+    let _: fn(&Position) -> usize = Position::column;
+    let _: fn(&Position) -> Option<usize> = Position::offset;
+    // Attributes
+    let _ = |a: Attribute| -> (String, Vec<AttrArg>, String) { (a.name, a.args, a.text) };
+    let _: fn(&Attribute, usize) -> Option<&str> = Attribute::positional;
+    let _: for<'a> fn(&'a Attribute, &str) -> Option<&'a str> = Attribute::get;
+    let _: fn(&Attribute, &str) -> bool = Attribute::has_flag;
+    // Syntax
+    let _: fn(&str, &str) -> Result<Document> = Document::parse;
+    let _: fn(&str, &str) -> Document = Document::parse_partial;
+    let _: fn(&cue_eval::load::LoadedFile) -> Document = Document::from_loaded;
+    let _: fn(&Document) -> &str = Document::name;
+    let _: fn(&Document) -> &str = Document::text;
+    let _: fn(&Document) -> Option<&str> = Document::package_name;
+    let _: fn(&Document) -> Vec<FieldDecl<'_>> = Document::fields;
+    let _: fn(&Document, &[&str]) -> bool = Document::writes_path;
+    let _: fn(&Document, &str) -> Vec<Outline> = Document::outline;
+    let _: fn(&Document, &[(std::ops::Range<usize>, String)]) -> String = Document::replace_values;
+    fn field_decl<'a>(f: &FieldDecl<'a>) {
+        let _: Option<String> = f.label();
+        let _: FieldConstraint = f.constraint();
+        let _: Vec<AttrText<'a>> = f.attributes();
+        let _: std::ops::Range<usize> = f.value_range();
+        let _: &'a str = f.value_text();
+        let _: std::ops::Range<usize> = f.range();
+    }
+    let _ = field_decl;
+    let _ = |a: AttrText<'_>| (a.name.len(), a.body.len(), a.text.len());
+    let _ = |o: Outline| -> (Option<String>, bool, Vec<OutlineField>) {
+        (o.constraint, o.has_default, o.fields)
+    };
+    let _ = |f: OutlineField| -> (String, FieldConstraint, Vec<String>, Outline) {
+        (f.label, f.constraint, f.docs, f.value)
+    };
+    let _ = [
+        FieldConstraint::Regular,
+        FieldConstraint::Optional,
+        FieldConstraint::Required,
+    ];
+    let _: fn(&str) -> bool = is_number_literal;
+    let _: fn(&str) -> String = one_line;
+}
