@@ -7,7 +7,8 @@
 //!
 //! A generated 3.5 MB file of concrete CRD objects in CUE is parsed alone and exported, to
 //! compare the two (concrete data should cost about what parsing it costs), and the real
-//! modules of the shared `wild` corpus are exported as `cue export -e timoni.apply` does.
+//! modules of the shared `wild` corpus are exported as `cue export -e timoni.apply` does (each
+//! `-lang` case that `cue` exports successfully, with its tags).
 //!
 //! Run with `cargo bench -p cue-eval --bench eval`.
 
@@ -179,9 +180,9 @@ fn bench(c: &mut Criterion) {
     // Real modules by other authors, exported as Timoni renders them.
     let mut g = c.benchmark_group("wild");
     g.sample_size(10);
-    for (name, dir) in wild_modules(&conformance.join("wild")) {
-        assert!(export_apply(&dir) > 0, "{name} exports");
-        g.bench_function(name, |b| b.iter(|| export_apply(&dir)));
+    for (name, dir, tags) in wild_modules(&conformance.join("wild")) {
+        assert!(export_apply(&dir, &tags) > 0, "{name} exports");
+        g.bench_function(name, |b| b.iter(|| export_apply(&dir, &tags)));
     }
     g.finish();
 
@@ -277,45 +278,47 @@ fn crd_objects(size: usize) -> String {
     s
 }
 
-/// The module directories of the `wild` corpus (each tree's `cue.mod` parent), by tree name.
-fn wild_modules(wild: &std::path::Path) -> Vec<(String, std::path::PathBuf)> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(wild.join("trees")) else {
+/// The cases of the `wild` corpus that `cue` exports successfully with the language version
+/// line (`-lang` cases): (case name, module directory, `-t` tags), in the corpus's order.
+fn wild_modules(wild: &std::path::Path) -> Vec<(String, std::path::PathBuf, Vec<String>)> {
+    let Ok(text) = std::fs::read_to_string(wild.join("cases.json")) else {
         eprintln!("SKIPPED wild benchmarks: {} not found", wild.display());
-        return out;
+        return Vec::new();
     };
-    for e in entries.flatten() {
-        let tree = e.path();
-        let module = walk_for_module(&tree, 4);
-        if let Some(m) = module {
-            out.push((e.file_name().to_string_lossy().into_owned(), m));
+    let cases: serde_json::Value = serde_json::from_str(&text).expect("cases.json parses");
+    let mut out = Vec::new();
+    for c in cases["cases"].as_array().into_iter().flatten() {
+        let name = c["name"].as_str().unwrap_or_default();
+        if !name.contains("-lang") || c["exit"].as_i64() != Some(0) {
+            continue;
         }
+        // The tree is the module, or holds it at the case's path (as the corpus runner has it).
+        let tree = wild.join(c["tree"].as_str().unwrap_or_default());
+        let below = tree.join(c["path_in_repository"].as_str().unwrap_or_default());
+        let dir = if below.join("cue.mod").is_dir() {
+            below
+        } else {
+            tree
+        };
+        let args: Vec<&str> = c["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str())
+            .collect();
+        let tags = args
+            .windows(2)
+            .filter(|w| w[0] == "-t")
+            .map(|w| w[1].to_string())
+            .collect();
+        out.push((name.to_string(), dir, tags));
     }
-    out.sort();
     out
 }
 
-fn walk_for_module(dir: &std::path::Path, depth: usize) -> Option<std::path::PathBuf> {
-    if dir.join("cue.mod/module.cue").is_file() {
-        return Some(dir.to_path_buf());
-    }
-    if depth == 0 {
-        return None;
-    }
-    let mut subs: Vec<_> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    subs.sort();
-    subs.into_iter()
-        .filter(|p| p.is_dir())
-        .find_map(|p| walk_for_module(&p, depth - 1))
-}
-
-/// `cue export -e timoni.apply -t name=test -t namespace=default -t mv=1.0.0 -t kv=1.30.0`
-/// in module `dir`, with the language version the corpus's trees lack given by the overlay.
-fn export_apply(dir: &std::path::Path) -> usize {
+/// `cue export -e timoni.apply -t TAG...` in module `dir`, with the language version the
+/// corpus's trees lack given by the overlay.
+fn export_apply(dir: &std::path::Path, tags: &[String]) -> usize {
     let mut cfg = cue_eval::load::Config::new(dir);
     let module_file = dir.join("cue.mod/module.cue");
     let mut text = std::fs::read_to_string(&module_file).unwrap_or_default();
@@ -323,9 +326,7 @@ fn export_apply(dir: &std::path::Path) -> usize {
         text.push_str("\nlanguage: version: \"v0.17.1\"\n");
     }
     cfg.overlay.insert(module_file, text);
-    cfg.tags = ["name=test", "namespace=default", "mv=1.0.0", "kv=1.30.0"]
-        .map(String::from)
-        .to_vec();
+    cfg.tags = tags.to_vec();
     let Ok(build) = cue_eval::load::load(&cfg, &[".".to_string()]) else {
         return 0;
     };
