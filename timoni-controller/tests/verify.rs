@@ -7,134 +7,30 @@
 //! `timoni-core/tests/support/sigstore.rs`. Skips loudly without the servers, as the other
 //! controller tests do.
 
-#[path = "../../timoni-core/tests/common/envtest.rs"]
-mod envtest;
 #[path = "../../timoni-core/tests/support/sigstore.rs"]
 mod fake;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
+#[allow(dead_code)]
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client};
+use kube::Api;
+use kube::api::ListParams;
 use serde_json::json;
-use timoni_controller::{Settings, run};
+use support::cluster::{Cluster, wait_for};
 use timoni_core::oci::sign::{self, SigningKey};
 use timoni_core::oci::{self, ArtifactUrl, ConnectOptions};
 use timoni_core::project::api::{Project, ProjectStatus};
 
-const CRD: &str = include_str!("../config/crd/projects.timoni.sh.yaml");
-const TIMEOUT: Duration = Duration::from_secs(60);
 const NS: &str = "team";
 
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        if let Some(t) = f() {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// An API server with the CRD and a controller running against it; stopped on drop.
-struct Cluster {
-    rt: Arc<tokio::runtime::Runtime>,
-    client: Client,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
-    _cache: tempfile::TempDir,
-    _env: envtest::Envtest,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.task.take() {
-            let _ = self
-                .rt
-                .block_on(async { tokio::time::timeout(Duration::from_secs(10), t).await });
-        }
-    }
-}
-
 impl Cluster {
-    fn start() -> Option<Cluster> {
-        let env = envtest::Envtest::start()?;
-        let rt = Arc::new(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap(),
-        );
-        let kubeconfig = Kubeconfig::read_from(env.kubeconfig()).unwrap();
-        let config = rt
-            .block_on(kube::Config::from_custom_kubeconfig(
-                kubeconfig,
-                &KubeConfigOptions::default(),
-            ))
-            .unwrap();
-        let client = rt
-            .block_on(async { Client::try_from(config.clone()) })
-            .unwrap();
-        let crd: CustomResourceDefinition = serde_yaml_ng::from_str(CRD).unwrap();
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        rt.block_on(crds.create(&PostParams::default(), &crd))
-            .expect("the API server accepts the checked-in CRD");
-        wait_for("the CRD to be established", || {
-            let c = rt.block_on(crds.get("projects.projects.timoni.sh")).ok()?;
-            c.status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-                .then_some(())
-        });
-        let cache = tempfile::tempdir().unwrap();
-        let mut settings = Settings::new(config, cache.path().to_path_buf());
-        settings.poll = Duration::from_millis(200);
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = rt.spawn(run(settings, async move {
-            let _ = rx.await;
-        }));
-        Some(Cluster {
-            rt,
-            client,
-            stop: Some(tx),
-            task: Some(task),
-            _cache: cache,
-            _env: env,
-        })
-    }
-
-    fn apply<K>(&self, obj: serde_json::Value)
-    where
-        K: kube::Resource<DynamicType = ()>,
-    {
-        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
-        let ar = kube::api::ApiResource::erase::<K>(&());
-        let api: Api<kube::api::DynamicObject> = match obj["metadata"]["namespace"].as_str() {
-            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
-            None => Api::all_with(self.client.clone(), &ar),
-        };
-        let pp = PatchParams::apply("verify-test").force();
-        self.rt
-            .block_on(api.patch(&name, &pp, &Patch::Apply(&obj)))
-            .unwrap_or_else(|e| panic!("apply {name}: {e}"));
-    }
-
     fn status(&self) -> ProjectStatus {
         let api: Api<Project> = Api::namespaced(self.client.clone(), NS);
         self.rt
@@ -271,7 +167,7 @@ fn a_project_with_verify_applies_signed_artifacts_only() {
     let Some(reg) = registry::start(None) else {
         return;
     };
-    let Some(c) = Cluster::start() else {
+    let Some(c) = Cluster::start(|_| {}) else {
         return;
     };
     let keys = sign::generate_key_pair(b"pw").unwrap();
@@ -392,7 +288,7 @@ fn a_project_with_keyless_verify_matches_the_oidc_identity_against_the_secrets_t
     let Some(reg) = registry::start(None) else {
         return;
     };
-    let Some(c) = Cluster::start() else {
+    let Some(c) = Cluster::start(|_| {}) else {
         return;
     };
     let url_text = reg.url("team/keyless");

@@ -7,8 +7,6 @@
 //! they receive (`support/cloud.rs`). The registries are loopback hosts, mapped to their cloud
 //! like a private endpoint would be.
 
-#[path = "../../timoni-core/tests/common/envtest.rs"]
-mod envtest;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
 #[allow(dead_code)]
@@ -16,125 +14,20 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client};
+use kube::Api;
 use serde_json::json;
 use support::cloud::{self, StandIn, refuse};
+use support::cluster::{Cluster, TIMEOUT, wait_for};
 use timoni_controller::workload_identity::CloudSettings;
-use timoni_controller::{Settings, run};
 use timoni_core::oci::cloud::Provider;
 use timoni_core::oci::{self, ArtifactUrl, ConnectOptions};
 use timoni_core::project::api::{Project, ProjectStatus};
 
-const CRD: &str = include_str!("../config/crd/projects.timoni.sh.yaml");
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        if let Some(t) = f() {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-struct Cluster {
-    rt: Arc<tokio::runtime::Runtime>,
-    client: Client,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
-    _cache: tempfile::TempDir,
-    _env: envtest::Envtest,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.task.take() {
-            let _ = self
-                .rt
-                .block_on(async { tokio::time::timeout(Duration::from_secs(10), t).await });
-        }
-    }
-}
-
 impl Cluster {
-    fn start(cloud: CloudSettings) -> Option<Cluster> {
-        let rt = Arc::new(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap(),
-        );
-        let env = envtest::Envtest::start()?;
-        let kubeconfig = Kubeconfig::read_from(env.kubeconfig()).unwrap();
-        let config = rt
-            .block_on(kube::Config::from_custom_kubeconfig(
-                kubeconfig,
-                &KubeConfigOptions::default(),
-            ))
-            .unwrap();
-        let client = rt
-            .block_on(async { Client::try_from(config.clone()) })
-            .unwrap();
-        let crd: CustomResourceDefinition = serde_yaml_ng::from_str(CRD).unwrap();
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        rt.block_on(crds.create(&PostParams::default(), &crd))
-            .unwrap();
-        wait_for("the CRD to be established", || {
-            let c = rt.block_on(crds.get("projects.projects.timoni.sh")).ok()?;
-            c.status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-                .then_some(())
-        });
-        let cache = tempfile::tempdir().unwrap();
-        let mut settings = Settings::new(config, cache.path().to_path_buf());
-        settings.poll = Duration::from_millis(200);
-        settings.cloud = cloud;
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = rt.spawn(run(settings, async move {
-            let _ = rx.await;
-        }));
-        Some(Cluster {
-            rt,
-            client,
-            stop: Some(tx),
-            task: Some(task),
-            _cache: cache,
-            _env: env,
-        })
-    }
-
-    fn apply<K>(&self, obj: serde_json::Value)
-    where
-        K: kube::Resource<DynamicType = ()>,
-    {
-        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
-        let ar = kube::api::ApiResource::erase::<K>(&());
-        let api: Api<kube::api::DynamicObject> = match obj["metadata"]["namespace"].as_str() {
-            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
-            None => Api::all_with(self.client.clone(), &ar),
-        };
-        let pp = PatchParams::apply("wi-test").force();
-        self.rt
-            .block_on(api.patch(&name, &pp, &Patch::Apply(&obj)))
-            .unwrap_or_else(|e| panic!("apply {name}: {e}"));
-    }
-
     /// Namespace `ns` with service account `deployer` (cluster-admin, no pull secret) carrying
     /// `annotations`, and a Project `app` following `url:latest`.
     fn tenant(&self, ns: &str, annotations: serde_json::Value, url: &str) {
@@ -254,7 +147,7 @@ fn ecr_through_sts_web_identity_and_a_missing_role_annotation_is_a_clear_failure
     cloud_settings.endpoints.aws_sts = Some(moto.url());
     cloud_settings.endpoints.aws_ecr = Some(moto.url());
     cloud_settings.endpoints.aws_region = Some("us-east-1".into());
-    let Some(c) = Cluster::start(cloud_settings) else {
+    let Some(c) = Cluster::start(|s| s.cloud = cloud_settings) else {
         return;
     };
     let url = reg.url("team/app");
@@ -417,7 +310,9 @@ fn artifact_registry_and_acr_through_token_exchanges_with_cached_logins() {
     s.endpoints.azure_authority = Some(azure.url());
     s.endpoints.azure_acr_exchange = Some(azure.url());
     s.endpoints.azure_tenant_id = Some(AZURE_TENANT.into());
-    let Some(c) = Cluster::start(s) else { return };
+    let Some(c) = Cluster::start(|settings| settings.cloud = s) else {
+        return;
+    };
     let gurl = greg.url("team/app");
     publish(&gurl, &format!("oauth2accesstoken:{GCP_TOKEN}"), "web-gcp");
     let aurl = areg.url("team/app");
