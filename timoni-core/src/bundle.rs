@@ -269,7 +269,14 @@ pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstanc
             bi.name, bi.url
         )));
     };
-    build_instance_at(bi, dir, DEVEL_VERSION, package, None)
+    build_instance_at(
+        bi,
+        dir,
+        DEVEL_VERSION,
+        package,
+        None,
+        &mut load::ImportShare::new(),
+    )
 }
 
 /// The build options of a bundle instance whose module is in `dir`, with `module_version` as
@@ -294,10 +301,13 @@ fn build_instance_at(
     module_version: &str,
     package: &str,
     cache: Option<&Arc<ParseCache>>,
+    share: &mut load::ImportShare,
 ) -> Result<BuiltInstance> {
     let mut opts = options_at(bi, dir, module_version, package);
     opts.parse_cache = cache.cloned();
-    instance::build(&opts).map_err(|e| match e {
+    // Instances of a module used once share nothing, and need no copy of its imports kept.
+    let share = cache.is_some().then_some(share);
+    instance::build_sharing(&opts, share).map_err(|e| match e {
         Error::Objects(errs) => Error::Objects(
             errs.into_iter()
                 .map(|m| format!("build failed for {}: {m}", bi.name))
@@ -379,17 +389,26 @@ pub fn build_all_sharing(
             .instances
             .par_iter()
             .zip(&dirs)
-            .map(|(bi, dir)| {
+            // A few runs of consecutive instances per thread, each keeping the compiled imports
+            // of the module it built last: the next instance of that module starts from them.
+            .with_min_len(
+                bundle
+                    .instances
+                    .len()
+                    .div_ceil(2 * concurrency.max(1))
+                    .max(1),
+            )
+            .map_init(load::ImportShare::new, |share, (bi, dir)| {
                 let cache = (uses[dir] > 1).then_some(cache);
                 match &bi.module_dir {
-                    Some(_) => build_instance_at(bi, dir, DEVEL_VERSION, package, cache),
+                    Some(_) => build_instance_at(bi, dir, DEVEL_VERSION, package, cache, share),
                     None => {
                         let key = (bi.url.clone(), bi.version.clone(), bi.digest.clone());
                         let version = sources[&key]
                             .fetched
                             .as_ref()
                             .map_or(DEVEL_VERSION, |f| f.version.as_str());
-                        build_instance_at(bi, dir, version, package, cache)
+                        build_instance_at(bi, dir, version, package, cache, share)
                     }
                 }
             })

@@ -262,6 +262,16 @@ pub struct Loaded {
 /// Loads a local module for an instance: module checks, values merge, schema overlay, tags.
 /// `keep_files` keeps a copy of the parsed files in [`Loaded::files`].
 pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
+    load_module_sharing(opts, keep_files, None)
+}
+
+/// [`load_module`], starting from the compiled imports of the module built before on this
+/// thread when `share` holds them (see [`load::ImportShare`]).
+pub fn load_module_sharing(
+    opts: &BuildOptions,
+    keep_files: bool,
+    share: Option<&mut load::ImportShare>,
+) -> Result<Loaded> {
     let root = check_module(&module_dir(&opts.module)?)?;
     let pkg_dir = if opts.package == "main" {
         root.clone()
@@ -325,7 +335,11 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
     } else {
         Vec::new()
     };
-    let mut instance = build.into_instance().map_err(|e| cue_error(&e))?;
+    let mut instance = match share {
+        Some(share) => build.into_instance_sharing(share),
+        None => build.into_instance(),
+    }
+    .map_err(|e| cue_error(&e))?;
     let compile = instance.compile_errors();
     if !compile.is_empty() {
         return Err(cue_error(&compile));
@@ -359,11 +373,19 @@ pub fn build_with(opts: &BuildOptions, fetcher: Option<&dyn ModuleFetch>) -> Res
 
 /// Builds an instance of a local module.
 pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
+    build_sharing(opts, None)
+}
+
+/// [`build`], sharing compiled imports with the builds before it through `share`.
+pub fn build_sharing(
+    opts: &BuildOptions,
+    share: Option<&mut load::ImportShare>,
+) -> Result<BuiltInstance> {
     let Loaded {
         root,
         instance: mut inst,
         ..
-    } = load_module(opts, false)?;
+    } = load_module_sharing(opts, false, share)?;
     if inst.lookup(&["timoni"]).is_none() {
         return Err(Error::Cue(
             "timoni: field not found: the module's timoni.cue must define timoni".into(),
@@ -485,6 +507,41 @@ fn collect_images(d: &Data, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instances_of_one_module_compile_its_imports_once() {
+        let parent = tempfile::tempdir().unwrap();
+        let (dir, _) = crate::blueprint::init("app", parent.path()).unwrap();
+        let module = dir.display().to_string();
+        let yaml = |b: &BuiltInstance| crate::render::objects_yaml(&b.objects());
+        let mut share = load::ImportShare::new();
+        for i in 0..4 {
+            let mut opts = BuildOptions::new(&format!("app{i}"), &format!("ns{i}"), &module);
+            let replicas = Data::int(format!("{}", i + 1));
+            opts.values_data = vec![Data::Struct(vec![cue_eval::encode::Field::new(
+                "replicas", replicas,
+            )])];
+            let shared = build_sharing(&opts, Some(&mut share)).unwrap();
+            // Starting from another instance's compiled imports changes nothing.
+            assert_eq!(yaml(&shared), yaml(&build(&opts).unwrap()), "instance {i}");
+        }
+        assert_eq!((share.compiled(), share.reused()), (1, 3));
+
+        // An imported file that changed is compiled again, and the result is its own.
+        let templates = dir.join("templates");
+        let file = std::fs::read_dir(&templates)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "cue"))
+            .unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}\n// edited\n")).unwrap();
+        let mut opts = BuildOptions::new("app9", "ns9", &module);
+        opts.values_data = vec![Data::Struct(Vec::new())];
+        let shared = build_sharing(&opts, Some(&mut share)).unwrap();
+        assert_eq!(yaml(&shared), yaml(&build(&opts).unwrap()));
+        assert_eq!((share.compiled(), share.reused()), (2, 3));
+    }
 
     #[test]
     fn oci_urls_need_a_fetcher() {

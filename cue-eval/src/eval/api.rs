@@ -98,6 +98,22 @@ impl Instance {
         main: &[usize],
         imports: &std::collections::BTreeMap<String, Vec<usize>>,
     ) -> Result<Instance, Vec<EvalError>> {
+        Ok(Instance::from_parsed_on(files, main, imports, None).0)
+    }
+
+    /// [`Instance::from_parsed`], starting from `base` (the imports of an earlier build of
+    /// exactly the same imported files) instead of compiling the imports again; also returns
+    /// the compiled imports of this build when they were compiled here.
+    ///
+    /// Imports are compiled before the main package, in the order their ids are given (the
+    /// order in which the main package's compilation meets them, breadth first), so that a
+    /// program holding only the imports can be shared.
+    pub(crate) fn from_parsed_on(
+        files: Vec<ParsedSource>,
+        main: &[usize],
+        imports: &std::collections::BTreeMap<String, Vec<usize>>,
+        base: Option<&CompiledImports>,
+    ) -> (Instance, Option<CompiledImports>) {
         let mut rt = Runtime::new();
         let mut sfs = Vec::with_capacity(files.len());
         let mut asts = Vec::with_capacity(files.len());
@@ -106,9 +122,34 @@ impl Instance {
             sfs.push(SourceFile::new(f.name, f.text));
             asts.push(f.ast);
         }
+        let compiled = match base {
+            Some(b) => {
+                rt.prog = b.prog.clone();
+                None
+            }
+            None => {
+                let order = import_order(&|i| asts.get(i), main, imports);
+                Some(CompiledImports::compile(&asts, order, imports))
+            }
+        };
+        let shared = base
+            .or(compiled.as_ref())
+            .expect("imports compiled or given");
+        if base.is_none() {
+            rt.prog = shared.prog.clone();
+        }
         let refs: Vec<&crate::ast::File> = main.iter().filter_map(|&i| asts.get(i)).collect();
         let ids = compile::compile_package(&mut rt.prog, &refs);
+        // Errors in the order the main package's compilation would report them: its own
+        // first, then each import's.
+        let imported: Vec<_> = rt.prog.errors.drain(..shared.errors).collect();
+        rt.prog.errors.extend(imported);
         let root = Instance::package_root(&mut rt, ids);
+        rt.packages = vec![None; rt.prog.imports.len()];
+        for (id, ids) in &shared.roots {
+            let root = Instance::package_root(&mut rt, ids.clone());
+            rt.packages[*id as usize] = Some(root);
+        }
         let mut inst = Instance {
             rt,
             root,
@@ -116,24 +157,9 @@ impl Instance {
             compile_errors: Vec::new(),
             compiled_errors_seen: 0,
         };
-        let mut i = 0;
-        while i < inst.rt.prog.imports.len() {
-            let path = inst.rt.prog.imports[i].clone();
-            if inst.rt.packages.len() <= i {
-                inst.rt.packages.resize(i + 1, None);
-            }
-            if let Some(list) = imports.get(&path) {
-                let refs: Vec<&crate::ast::File> =
-                    list.iter().filter_map(|&f| asts.get(f)).collect();
-                let ids = compile::compile_package(&mut inst.rt.prog, &refs);
-                let root = Instance::package_root(&mut inst.rt, ids);
-                inst.rt.packages[i] = Some(root);
-            }
-            i += 1;
-        }
         inst.rank_files();
         inst.collect_compile_errors();
-        Ok(inst)
+        (inst, compiled)
     }
 
     /// A root vertex holding the struct literals of a compiled package.
@@ -399,6 +425,81 @@ pub fn format_errors(errs: &[EvalError]) -> String {
         }
     }
     out
+}
+
+/// The imported packages of a build compiled into a program of their own: a build that
+/// imports exactly the same files (see `load::ImportShare`) starts from a copy of it.
+#[derive(Clone)]
+pub(crate) struct CompiledImports {
+    /// Every import path registered (ids in breadth-first order), every package compiled.
+    prog: Program,
+    /// The compiled packages: import id and the struct literals of its files.
+    roots: Vec<(u32, Vec<ir::StructId>)>,
+    /// The import paths in id order, as the main package's compilation meets them.
+    pub(crate) order: Vec<String>,
+    /// How many compile errors the imports have (at the front of `prog.errors`).
+    errors: usize,
+}
+
+impl CompiledImports {
+    fn compile(
+        asts: &[crate::ast::File],
+        order: Vec<String>,
+        imports: &std::collections::BTreeMap<String, Vec<usize>>,
+    ) -> CompiledImports {
+        let mut prog = Program::default();
+        for p in &order {
+            prog.import_id(p);
+        }
+        let mut roots = Vec::new();
+        for (id, p) in order.iter().enumerate() {
+            if let Some(list) = imports.get(p) {
+                let refs: Vec<&crate::ast::File> =
+                    list.iter().filter_map(|&f| asts.get(f)).collect();
+                roots.push((id as u32, compile::compile_package(&mut prog, &refs)));
+            }
+        }
+        let errors = prog.errors.len();
+        CompiledImports {
+            prog,
+            roots,
+            order,
+            errors,
+        }
+    }
+}
+
+/// The import paths of a build in the order compilation registers them: the main package's
+/// import declarations file by file, then those of each imported package in that order.
+pub(crate) fn import_order<'a>(
+    ast_of: &dyn Fn(usize) -> Option<&'a crate::ast::File>,
+    main: &[usize],
+    imports: &std::collections::BTreeMap<String, Vec<usize>>,
+) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut add = |files: &[usize], order: &mut Vec<String>| {
+        for f in files.iter().filter_map(|&i| ast_of(i)) {
+            for spec in f.imports() {
+                let Ok(b) = crate::literal::decode(&spec.path.raw) else {
+                    continue;
+                };
+                let path = String::from_utf8_lossy(&b).into_owned();
+                if seen.insert(path.clone()) {
+                    order.push(path);
+                }
+            }
+        }
+    };
+    add(main, &mut order);
+    let mut i = 0;
+    while i < order.len() {
+        if let Some(list) = imports.get(&order[i]) {
+            add(list, &mut order);
+        }
+        i += 1;
+    }
+    order
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ pub struct CompileError {
 }
 
 /// The output arenas of compilation, shared by every file of an evaluation.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Program {
     pub exprs: Vec<Rc<Expr>>,
     pub spans: Vec<Span>,

@@ -71,7 +71,7 @@ impl std::fmt::Debug for Label {
 }
 
 /// The string table behind labels.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Interner {
     map: HashMap<Rc<str>, u32>,
     names: Vec<Rc<str>>,

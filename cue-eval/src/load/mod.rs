@@ -31,6 +31,7 @@ mod command;
 pub(crate) mod embed;
 mod fs;
 mod prune;
+mod share;
 pub(crate) mod skim;
 pub(crate) mod tags;
 
@@ -48,6 +49,7 @@ pub use attr::{AttrArg, Attribute};
 pub use cache::ParseCache;
 pub use command::{Export, export, load_instance, relative_to};
 use fs::Fs;
+pub use share::ImportShare;
 
 /// How to load.
 #[derive(Clone, Debug, Default)]

@@ -610,13 +610,24 @@ pub fn apply_instance(
     req: &ApplyRequest,
     events: &mut dyn FnMut(&Event),
 ) -> Result<ApplyReport, ApplyError> {
+    apply_instance_sharing(cluster, req, None, events)
+}
+
+/// [`apply_instance`], building the instance from the compiled imports in `share` when the
+/// module applied before left the same ones there (see [`instance::build_sharing`]).
+pub fn apply_instance_sharing(
+    cluster: &dyn Cluster,
+    req: &ApplyRequest,
+    share: Option<&mut cue_eval::load::ImportShare>,
+    events: &mut dyn FnMut(&Event),
+) -> Result<ApplyReport, ApplyError> {
     let kube_version = cluster
         .server_version()
         .map_err(cerr("reading the server version"))?;
     let mut opts = req.build.clone();
     opts.kube_version = kube_version.clone();
     opts.module_version = req.module.version.clone();
-    let built = instance::build(&opts).map_err(ApplyError::Build)?;
+    let built = instance::build_sharing(&opts, share).map_err(ApplyError::Build)?;
     let sets = prepare(cluster, &built)?;
     let name = built.name.as_str();
     let namespace = built.namespace.as_str();

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::apply::Change;
-use super::apply::{ApplyError, ApplyReport, ApplyRequest, Event, apply_instance, read_stored};
+use super::apply::{
+    ApplyError, ApplyReport, ApplyRequest, Event, apply_instance_sharing, read_stored,
+};
 use super::inventory::ModuleReference;
 use super::ops::{DeleteRequest, ObjectStatus, delete_instance, instance_status, list_instances};
 use super::{Cluster, ClusterError};
@@ -147,6 +149,8 @@ pub fn apply_bundle(
     let mut out = Vec::new();
     // Every instance parses its module through one cache: a module is parsed once per run.
     let cache = std::sync::Arc::new(cue_eval::load::ParseCache::new());
+    // And an instance of the module applied before starts from its compiled imports.
+    let mut share = cue_eval::load::ImportShare::new();
     // `oci://` modules, fetched once per (URL, version, digest) for all clusters.
     let mut sources: BTreeMap<(String, String, Option<String>), ModuleSource> = BTreeMap::new();
     for (rc, values) in clusters {
@@ -205,6 +209,7 @@ pub fn apply_bundle(
                 bi,
                 &mut sources,
                 &cache,
+                &mut share,
                 &mut module,
                 events,
             )
@@ -234,6 +239,7 @@ fn apply_one(
     bi: &bundle::BundleInstance,
     sources: &mut BTreeMap<(String, String, Option<String>), ModuleSource>,
     cache: &std::sync::Arc<cue_eval::load::ParseCache>,
+    share: &mut cue_eval::load::ImportShare,
     module_out: &mut ModuleReference,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<ApplyReport, ApplyError> {
@@ -291,7 +297,9 @@ fn apply_one(
     ar.wait = req.wait;
     ar.timeout = req.timeout;
     ar.poll = req.poll;
-    apply_instance(cluster, &ar, &mut |e| events(BundleEvent::Apply(e)))
+    apply_instance_sharing(cluster, &ar, Some(share), &mut |e| {
+        events(BundleEvent::Apply(e))
+    })
 }
 
 /// Deletes the instances of bundle `name` (in every namespace) on every selected cluster, in
