@@ -579,3 +579,100 @@ OSWS1X9vPavpiQOoTTGC0xX57OojUadxF1cdQmrsiReWg2Wn4FneJfa8xw==
     let other = String::from_utf8_lossy(payload).replace("busybox", "alpine");
     assert!(!key.verifies(other.as_bytes(), signature));
 }
+
+/// `cosign sign` adds a layer to the signature image instead of replacing it, so that an
+/// artifact signed by two parties (or keylessly in CI and by a release key) keeps both
+/// signatures; verification accepts the artifact when any one layer satisfies the policy.
+#[test]
+fn signing_twice_appends_a_layer_and_each_key_verifies() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = client(&server);
+    let url = ArtifactUrl::parse(&server.url("twice")).unwrap();
+    let connect = ConnectOptions::default();
+    let (alice, bob) = (keys("alice"), keys("bob"));
+    let digest = push(&reg, &dir, &url, "1.0.0", "twice");
+    let pinned = url.with_digest(&digest);
+    let sig_url = url.with_tag(&format!("{}.sig", digest.replace(':', "-")));
+
+    // A keyless signature is there first, as CI would leave it.
+    let sigstore = FakeSigstore::new();
+    let ci = "https://github.com/org/repo/.github/workflows/release.yaml@refs/tags/v1.0.0";
+    let actions = "https://token.actions.githubusercontent.com";
+    let payload = simple_signing_payload(&url, &digest);
+    push_signature_image(
+        &reg,
+        &url,
+        &digest,
+        &payload,
+        &sigstore.sign(&payload, ci, actions),
+    );
+    let (keyless_image, _) = manifest(&reg, &sig_url);
+
+    sign::sign(&pinned, &alice.signing, &connect).unwrap();
+    sign::sign(&pinned, &bob.signing, &connect).unwrap();
+    let (m, _) = manifest(&reg, &sig_url);
+    let layers = m["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 3, "{m:#}");
+    // The keyless layer is kept as it was, certificate and Rekor bundle included.
+    assert_eq!(layers[0], keyless_image["layers"][0]);
+    assert!(
+        layers
+            .iter()
+            .all(|l| l["mediaType"] == SIMPLE_SIGNING && l["annotations"].is_object())
+    );
+    // The config lists every layer, as the image cosign writes does.
+    let config = reg
+        .pull_blob(
+            &url,
+            m["config"]["digest"].as_str().unwrap(),
+            m["config"]["size"].as_u64().unwrap(),
+            1 << 20,
+        )
+        .unwrap();
+    let config: serde_json::Value = serde_json::from_slice(&config).unwrap();
+    let diff_ids: Vec<&serde_json::Value> = layers.iter().map(|l| &l["digest"]).collect();
+    assert_eq!(
+        config["rootfs"]["diff_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        diff_ids
+    );
+
+    for (k, name) in [(&alice, "alice.pub"), (&bob, "bob.pub")] {
+        let v = sign::verify(&pinned, &by_key(k, name), &connect).unwrap();
+        assert_eq!((v.found, v.matching), (3, 1), "{name}");
+    }
+    let both = VerificationPolicy::Keys(vec![
+        PublicKey::from_pem(alice.public.as_bytes(), "alice.pub").unwrap(),
+        PublicKey::from_pem(bob.public.as_bytes(), "bob.pub").unwrap(),
+    ]);
+    assert_eq!(sign::verify(&pinned, &both, &connect).unwrap().matching, 2);
+    let root = sigstore.root();
+    let ci_policy = keyless(
+        Matcher::Exact(ci.into()),
+        Matcher::Exact(actions.into()),
+        root,
+    );
+    assert_eq!(
+        sign::verify(&pinned, &ci_policy, &connect)
+            .unwrap()
+            .matching,
+        1
+    );
+    let carol = keys("carol");
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &by_key(&carol, "carol.pub"),
+        &connect,
+    ));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 3 signature(s) verifies with carol.pub"
+    );
+}

@@ -11,6 +11,7 @@
 //! ([`ConnectOptions`]). Key files are cosign's: an `ENCRYPTED SIGSTORE PRIVATE KEY` PEM (scrypt
 //! and NaCl secretbox) unlocked with a password, and a PEM public key.
 
+mod image;
 mod keyless;
 mod trust;
 
@@ -104,8 +105,10 @@ impl SigningKey {
     }
 }
 
-/// Signs the artifact `url` (which must name a digest) with `key` and pushes the signature to
-/// `<repo>:sha256-<hex>.sig`, replacing any signature stored there. Returns that reference.
+/// Signs the artifact `url` (which must name a digest) with `key` and adds the signature to
+/// the cosign signature image `<repo>:sha256-<hex>.sig`, one layer per signature as `cosign
+/// sign --key` does: the layers already there (other keys, earlier signatures) are kept.
+/// Returns that reference.
 pub fn sign(url: &ArtifactUrl, key: &SigningKey, options: &ConnectOptions) -> Result<String> {
     let digest = pinned_digest(url)?;
     let simple_signing = SimpleSigning {
@@ -126,27 +129,15 @@ pub fn sign(url: &ArtifactUrl, key: &SigningKey, options: &ConnectOptions) -> Re
         .signer
         .sign(&payload)
         .map_err(|e| sign_error(url, e.to_string()))?;
-    let layer = SignatureLayer {
-        simple_signing,
-        oci_digest: super::build::sha256(&payload),
-        certificate_signature: None,
-        bundle: None,
-        signature: Some(base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            signature,
-        )),
-        raw_data: payload,
-    };
-    let target = signature_reference(url, digest);
-    let (config, auth) = client_settings(url, options)?;
-    let mut client = ClientBuilder::default()
-        .with_oci_client_config(config)
-        .build()
+    let signature = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
+    let registry = super::registry::connect(url, options)?;
+    let tag = signature_tag(digest);
+    let mut layers = image::stored_layers(&registry, url, &tag)
+        .map_err(|e| sign_error(url, format!("cannot read the signatures under {tag}: {e}")))?;
+    layers.push(image::simple_signing_layer(&payload, &signature));
+    image::push(&registry, url, &tag, &payload, &layers)
         .map_err(|e| sign_error(url, e.to_string()))?;
-    runtime(url)?
-        .block_on(client.push_signature(None, &auth, &target, vec![layer]))
-        .map_err(|e| sign_error(url, e.to_string()))?;
-    Ok(format!("oci://{target}"))
+    Ok(url.with_tag(&tag).to_string())
 }
 
 /// What signatures must prove about an artifact.
@@ -296,7 +287,7 @@ pub fn verify(
 
 /// Why no signature layer was usable: none stored, or stored ones that do not hold up.
 fn no_valid_signature(url: &ArtifactUrl, digest: &str, options: &ConnectOptions) -> String {
-    let tag = format!("{}.sig", digest.replace(':', "-"));
+    let tag = signature_tag(digest);
     let stored = super::registry::connect(url, options)
         .and_then(|r| r.pull_manifest(&url.with_tag(&tag)))
         .ok()
@@ -323,13 +314,9 @@ fn satisfies(policy: &VerificationPolicy, layer: &SignatureLayer) -> bool {
     }
 }
 
-/// `<host>/<repo>:sha256-<hex>.sig`, where cosign stores the signatures of `digest`.
-fn signature_reference(url: &ArtifactUrl, digest: &str) -> OciReference {
-    OciReference::with_tag(
-        url.registry.clone(),
-        url.repository.clone(),
-        format!("{}.sig", digest.replace(':', "-")),
-    )
+/// `sha256-<hex>.sig`, the tag under which cosign stores the signatures of `digest`.
+fn signature_tag(digest: &str) -> String {
+    format!("{}.sig", digest.replace(':', "-"))
 }
 
 fn pinned_digest(url: &ArtifactUrl) -> Result<&str> {
