@@ -1,10 +1,12 @@
 //! Cosign-compatible signing and verification against a real registry (Debian's
 //! `docker-registry`, from the shared harness `support/registry.rs`): key-based signatures made
 //! with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
-//! keyless verification with the throwaway Fulcio CA, leaf certificates and Rekor entries of
-//! `support/sigstore.rs`, and interoperability: a signature made by
-//! cosign verifies with our key check, and ours verify with skopeo and openssl doing cosign's
-//! key-based check. That test skips loudly without the tools unless `TIMONI_REQUIRE_SKOPEO=1`.
+//! several signatures in one signature image, keyless verification with the throwaway Fulcio
+//! CA, leaf certificates and Rekor entries of `support/sigstore.rs`, and interoperability: a
+//! signature made by cosign verifies with our key check; ours verify with skopeo and openssl
+//! doing cosign's key-based check (skips loudly without them unless `TIMONI_REQUIRE_SKOPEO=1`)
+//! and with sigstore-js, whose bundles in cosign v3's referrers form verify with ours (skips
+//! loudly without `$TIMONI_SIGSTORE_JS` unless `TIMONI_REQUIRE_SIGSTORE_JS=1`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +28,9 @@ mod fake;
 #[path = "support/registry.rs"]
 mod support;
 
-use fake::{FakeSigstore, SIMPLE_SIGNING, push_signature_image, simple_signing_payload};
+use fake::{
+    FakeSigstore, SIMPLE_SIGNING, attach_bundles, push_signature_image, simple_signing_payload,
+};
 
 use support::TestRegistry;
 
@@ -674,5 +678,196 @@ fn signing_twice_appends_a_layer_and_each_key_verifies() {
     assert_eq!(
         reason,
         "no matching signatures: none of the 3 signature(s) verifies with carol.pub"
+    );
+}
+
+/// The `node_modules` holding sigstore-js (`$TIMONI_SIGSTORE_JS`, which `.ci/run` installs);
+/// skips loudly without it unless `TIMONI_REQUIRE_SIGSTORE_JS=1`.
+fn sigstore_js() -> Option<PathBuf> {
+    let dir = std::env::var_os("TIMONI_SIGSTORE_JS").map(PathBuf::from);
+    if let Some(dir) = dir.filter(|d| d.join("@sigstore/verify").is_dir()) {
+        return Some(dir);
+    }
+    let why = "TIMONI_SIGSTORE_JS does not name a node_modules with sigstore-js (npm install sigstore@3.1.0)";
+    if std::env::var("TIMONI_REQUIRE_SIGSTORE_JS").is_ok_and(|v| v == "1") {
+        panic!("TIMONI_REQUIRE_SIGSTORE_JS=1 but {why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_SIGSTORE_JS=1 to fail instead): {why}\n");
+    None
+}
+
+/// Runs `testdata/sigstore-js/cosign.js` with sigstore-js.
+fn sigstore_js_run(modules: &Path, args: &[&str]) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sigstore-js/cosign.js");
+    Command::new("node")
+        .arg(script)
+        .args(args)
+        .env("NODE_PATH", modules)
+        .output()
+        .unwrap()
+}
+
+/// Interoperability with sigstore-js, an implementation independent of ours and of the Rust
+/// `sigstore` crate (no cosign binary can be built here): the `.sig` layers we push verify
+/// with its verifier, and the bundle form cosign v3 writes (a DSSE-signed in-toto statement
+/// attached through the referrers tag), signed by sigstore-js, verifies with ours, next to a
+/// `.sig` signature; a bundle for another digest, another key, or an attestation that is not a
+/// signature do not.
+#[test]
+fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let Some(modules) = sigstore_js() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = client(&server);
+    let url = ArtifactUrl::parse(&server.url("bundles")).unwrap();
+    let connect = ConnectOptions::default();
+    let ours = keys("s3cret");
+    let digest = push(&reg, &dir, &url, "1.0.0", "bundles");
+    let pinned = url.with_digest(&digest);
+    sign::sign(&pinned, &ours.signing, &connect).unwrap();
+
+    // Our `.sig` layer, checked by sigstore-js with the public key.
+    let (m, _) = manifest(
+        &reg,
+        &url.with_tag(&format!("{}.sig", digest.replace(':', "-"))),
+    );
+    let layer = &m["layers"][0];
+    let payload = reg
+        .pull_blob(
+            &url,
+            layer["digest"].as_str().unwrap(),
+            layer["size"].as_u64().unwrap(),
+            1 << 20,
+        )
+        .unwrap();
+    let signature = layer["annotations"]["dev.cosignproject.cosign/signature"]
+        .as_str()
+        .unwrap();
+    let (pub_file, payload_file) = (tmp.path().join("cosign.pub"), tmp.path().join("payload"));
+    std::fs::write(&pub_file, &ours.public).unwrap();
+    std::fs::write(&payload_file, &payload).unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let out = sigstore_js_run(
+        &modules,
+        &[
+            "verify-blob",
+            &path(&pub_file),
+            &path(&payload_file),
+            signature,
+        ],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "verified\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let other_pub = tmp.path().join("other.pub");
+    std::fs::write(&other_pub, keys("other").public).unwrap();
+    let out = sigstore_js_run(
+        &modules,
+        &[
+            "verify-blob",
+            &path(&other_pub),
+            &path(&payload_file),
+            signature,
+        ],
+    );
+    assert!(!out.status.success(), "sigstore-js accepted another key");
+
+    // A bundle signed by sigstore-js, attached as cosign v3 attaches it.
+    let signed = |d: &str| -> (String, Vec<u8>) {
+        let out = sigstore_js_run(&modules, &["sign-image", d]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let bundle = serde_json::to_vec(&v["bundle"]).unwrap();
+        (v["publicKey"].as_str().unwrap().to_string(), bundle)
+    };
+    let (js_public, js_bundle) = signed(&digest);
+    let subject_size = reg.pull_manifest(&pinned).unwrap().len();
+    attach_bundles(
+        &reg,
+        &url,
+        &digest,
+        subject_size,
+        std::slice::from_ref(&js_bundle),
+    );
+    let js_key = VerificationPolicy::Keys(vec![
+        PublicKey::from_pem(js_public.as_bytes(), "js.pub").unwrap(),
+    ]);
+    let v = sign::verify(&pinned, &js_key, &connect).unwrap();
+    assert_eq!((v.found, v.matching), (2, 1));
+    // Our key still verifies through the `.sig` layer; a third key matches neither.
+    let v = sign::verify(&pinned, &by_key(&ours, "cosign.pub"), &connect).unwrap();
+    assert_eq!((v.found, v.matching), (2, 1));
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &by_key(&keys("third"), "third.pub"),
+        &connect,
+    ));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 2 signature(s) verifies with third.pub"
+    );
+
+    // Bundle form only: a second module version with no `.sig` image.
+    let d2 = push(&reg, &dir, &url, "2.0.0", "bundle only");
+    let pinned2 = url.with_digest(&d2);
+    let size2 = reg.pull_manifest(&pinned2).unwrap().len();
+    let (js2_public, js2_bundle) = signed(&d2);
+    let js2_key = VerificationPolicy::Keys(vec![
+        PublicKey::from_pem(js2_public.as_bytes(), "js2.pub").unwrap(),
+    ]);
+    // The first bundle signs another digest: attached to d2 it is not a signature of d2.
+    attach_bundles(&reg, &url, &d2, size2, std::slice::from_ref(&js_bundle));
+    let reason = verification_reason(sign::verify(&pinned2, &js_key, &connect));
+    assert_eq!(
+        reason,
+        "no valid signatures: the 1 attached Sigstore bundle(s) do not sign this digest, or their certificate or transparency log entry does not verify"
+    );
+    // An attestation of another predicate about d2 (e.g. provenance) is not a signature.
+    let mut attestation: serde_json::Value = serde_json::from_slice(&js2_bundle).unwrap();
+    let envelope = &mut attestation["dsseEnvelope"];
+    let mut statement: serde_json::Value = serde_json::from_slice(
+        &STANDARD
+            .decode(envelope["payload"].as_str().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    statement["predicateType"] = "https://slsa.dev/provenance/v1".into();
+    envelope["payload"] = STANDARD
+        .encode(serde_json::to_vec(&statement).unwrap())
+        .into();
+    attach_bundles(
+        &reg,
+        &url,
+        &d2,
+        size2,
+        &[serde_json::to_vec(&attestation).unwrap()],
+    );
+    let reason = verification_reason(sign::verify(&pinned2, &js2_key, &connect));
+    assert!(
+        reason.starts_with("no valid signatures: the 1 attached"),
+        "{reason}"
+    );
+    // Its own bundle verifies, through the version tag too.
+    attach_bundles(&reg, &url, &d2, size2, &[js_bundle, js2_bundle]);
+    let (pinned, v) =
+        sign::verify_reference(&reg, &url, Some("2.0.0"), &js2_key, &connect).unwrap();
+    assert_eq!(pinned, pinned2);
+    assert_eq!((v.found, v.matching), (1, 1));
+    let reason = verification_reason(sign::verify(&pinned2, &js_key, &connect));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 1 signature(s) verifies with js.pub"
     );
 }

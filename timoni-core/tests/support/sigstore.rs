@@ -184,3 +184,78 @@ impl FakeSigstore {
         ])
     }
 }
+
+/// Media type of a Sigstore bundle v0.3, as cosign v2.5+/v3 attaches it.
+pub const BUNDLE_V03: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+
+/// Attaches Sigstore bundles to `digest` (an OCI image manifest of `subject_size` bytes) as
+/// cosign v3 does on a registry without the OCI referrers API: each bundle is the one layer
+/// of a manifest with `artifactType` and `subject` (pushed by digest), and the referrers
+/// index listing those manifests is stored under the `sha256-<hex>` tag (the OCI
+/// distribution specification's referrers tag schema).
+pub fn attach_bundles(
+    reg: &OciClientRegistry,
+    url: &ArtifactUrl,
+    digest: &str,
+    subject_size: usize,
+    bundles: &[Vec<u8>],
+) {
+    let sha = |b: &[u8]| format!("sha256:{}", hex::encode(Sha256::digest(b)));
+    let empty = b"{}";
+    reg.push_blob(url, &sha(empty), empty).unwrap();
+    let mut entries = Vec::new();
+    for bundle in bundles {
+        reg.push_blob(url, &sha(bundle), bundle).unwrap();
+        let annotations = serde_json::json!({
+            "dev.sigstore.bundle.content": "dsse-envelope",
+            "dev.sigstore.bundle.predicateType": "https://sigstore.dev/cosign/sign/v1",
+            "org.opencontainers.image.created": "2026-01-01T00:00:00Z",
+        });
+        let manifest = serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "artifactType": BUNDLE_V03,
+            "config": {
+                "mediaType": "application/vnd.oci.empty.v1+json",
+                "size": empty.len(),
+                "digest": sha(empty),
+            },
+            "layers": [{"mediaType": BUNDLE_V03, "size": bundle.len(), "digest": sha(bundle)}],
+            "subject": {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "size": subject_size,
+                "digest": digest,
+            },
+            "annotations": annotations,
+        }))
+        .unwrap();
+        // A manifest "tag" that is a digest is a push by digest.
+        reg.push_manifest(
+            url,
+            &sha(&manifest),
+            &manifest,
+            "application/vnd.oci.image.manifest.v1+json",
+        )
+        .unwrap();
+        entries.push(serde_json::json!({
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "size": manifest.len(),
+            "digest": sha(&manifest),
+            "artifactType": BUNDLE_V03,
+            "annotations": annotations,
+        }));
+    }
+    let index = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": entries,
+    }))
+    .unwrap();
+    reg.push_manifest(
+        url,
+        &digest.replace(':', "-"),
+        &index,
+        "application/vnd.oci.image.index.v1+json",
+    )
+    .unwrap();
+}
