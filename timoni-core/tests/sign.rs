@@ -1,6 +1,6 @@
 //! Cosign-compatible signing and verification against a real registry (Debian's
-//! `docker-registry`, from the shared harness `support/registry.rs`): key-based signatures made
-//! with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
+//! `docker-registry`, from the shared harness `support/registry.rs` and `support/oci.rs`):
+//! key-based signatures made with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
 //! several signatures in one signature image, keyless verification with the throwaway Fulcio
 //! CA, leaf certificates and Rekor entries of `support/sigstore.rs`, and interoperability: a
 //! signature made by cosign verifies with our key check; ours verify with skopeo and openssl
@@ -19,12 +19,13 @@ use timoni_core::oci::sign::{
     self, KeylessIdentity, Matcher, PublicKey, SigningKey, TrustedRoot, VerificationPolicy,
 };
 use timoni_core::oci::{
-    self, ArtifactUrl, ConnectOptions, Credentials, OciClientRegistry, OciError, Registry,
-    RegistryOptions,
+    ArtifactUrl, ConnectOptions, Credentials, OciClientRegistry, OciError, Registry,
 };
 
 #[path = "support/sigstore.rs"]
 mod fake;
+#[path = "support/oci.rs"]
+mod oci_support;
 #[path = "support/registry.rs"]
 mod support;
 
@@ -32,38 +33,12 @@ use fake::{
     FakeSigstore, SIMPLE_SIGNING, attach_bundles, push_signature_image, simple_signing_payload,
 };
 
-use support::TestRegistry;
+use oci_support::{RegistryExt, module_copy};
 
 /// The reason given when signatures are stored but none holds up (around the tag name).
 const INVALID: &str = "no valid signatures: the 1 signature(s) under ";
 const INVALID_END: &str =
     "do not sign this digest, or their certificate or transparency log entry does not verify";
-
-fn client(server: &TestRegistry) -> OciClientRegistry {
-    OciClientRegistry::new(
-        &ArtifactUrl::parse(&server.url("x")).unwrap(),
-        &RegistryOptions {
-            insecure: false,
-            credentials: Credentials::Anonymous,
-        },
-    )
-    .unwrap()
-}
-
-fn module_copy(into: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/oci/module");
-    let dst = into.join("module");
-    for e in walkdir::WalkDir::new(&src) {
-        let e = e.unwrap();
-        let to = dst.join(e.path().strip_prefix(&src).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
-    dst
-}
 
 /// Pushes the test module as `version` (with `message` in its values) and returns its digest.
 fn push(
@@ -78,18 +53,7 @@ fn push(
         format!("package main\n\nvalues: message: {message:?}\n"),
     )
     .unwrap();
-    oci::push_module(
-        reg,
-        dir,
-        url,
-        version,
-        false,
-        &BTreeMap::new(),
-        Some("1700000000"),
-        false,
-    )
-    .unwrap()
-    .digest
+    oci_support::push(reg, dir, url, version, false)
 }
 
 struct Keys {
@@ -137,8 +101,8 @@ fn key_signed_module_verifies_and_unsigned_retagged_or_foreign_signatures_fail()
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
-    let url = ArtifactUrl::parse(&server.url("signed")).unwrap();
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("signed");
     let connect = ConnectOptions::default();
     let ours = keys("s3cret");
     let other = keys("other");
@@ -321,8 +285,8 @@ fn keyless_signature_verifies_identity_and_issuer_against_the_trusted_root() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
-    let url = ArtifactUrl::parse(&server.url("keyless")).unwrap();
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("keyless");
     let connect = ConnectOptions::default();
     let sigstore = FakeSigstore::new();
     let root_file = tmp.path().join("trusted_root.json");
@@ -483,9 +447,9 @@ fn our_signatures_verify_with_skopeo_and_openssl() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
+    let reg = server.client(Credentials::Anonymous);
     let host = server.host();
-    let url = ArtifactUrl::parse(&server.url("interop")).unwrap();
+    let url = server.oci_url("interop");
     let ours = keys("s3cret");
     let pub_file = tmp.path().join("cosign.pub");
     std::fs::write(&pub_file, &ours.public).unwrap();
@@ -594,8 +558,8 @@ fn signing_twice_appends_a_layer_and_each_key_verifies() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
-    let url = ArtifactUrl::parse(&server.url("twice")).unwrap();
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("twice");
     let connect = ConnectOptions::default();
     let (alice, bob) = (keys("alice"), keys("bob"));
     let digest = push(&reg, &dir, &url, "1.0.0", "twice");
@@ -723,8 +687,8 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
-    let url = ArtifactUrl::parse(&server.url("bundles")).unwrap();
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("bundles");
     let connect = ConnectOptions::default();
     let ours = keys("s3cret");
     let digest = push(&reg, &dir, &url, "1.0.0", "bundles");
@@ -870,4 +834,111 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
         reason,
         "no matching signatures: none of the 1 signature(s) verifies with js.pub"
     );
+}
+
+/// The keyless bundle form of cosign v2.5+/v3, built per the Sigstore bundle and OCI referrers
+/// specifications by `support/sigstore.rs` (a DSSE statement, the Fulcio leaf, a Rekor `dsse`
+/// entry with its inclusion proof and signed checkpoint) and attached through the referrers
+/// tag: the identity and issuer are matched, a wrong identity, an untrusted root, a bundle of
+/// another digest or a tampered statement fail.
+#[test]
+fn keyless_bundle_attached_as_a_referrer_verifies_identity_and_issuer() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("keyless-bundle");
+    let connect = ConnectOptions::default();
+    let sigstore = FakeSigstore::new();
+    let workflow = "https://github.com/org/repo/.github/workflows/release.yaml@refs/tags/v1.0.0";
+    let actions = "https://token.actions.githubusercontent.com";
+    let policy = |identity: &str, root: TrustedRoot| {
+        keyless(
+            Matcher::Exact(identity.into()),
+            Matcher::Exact(actions.into()),
+            root,
+        )
+    };
+
+    let digest = push(&reg, &dir, &url, "1.0.0", "keyless bundle");
+    let pinned = url.with_digest(&digest);
+    let size = reg.pull_manifest(&pinned).unwrap().len();
+    let bundle = sigstore.bundle(&digest, workflow, actions);
+    attach_bundles(&reg, &url, &digest, size, std::slice::from_ref(&bundle));
+    let v = sign::verify(&pinned, &policy(workflow, sigstore.root()), &connect).unwrap();
+    assert_eq!((v.found, v.matching), (1, 1));
+
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &policy("https://github.com/evil/repo", sigstore.root()),
+        &connect,
+    ));
+    assert!(
+        reason.starts_with(
+            "no matching signatures: none of the 1 signature(s) has a trusted certificate"
+        ),
+        "{reason}"
+    );
+    let invalid = "no valid signatures: the 1 attached Sigstore bundle(s) do not sign this digest, or their certificate or transparency log entry does not verify";
+    // Another instance's root: neither its Rekor nor its CA vouches for the bundle.
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &policy(workflow, FakeSigstore::new().root()),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+    // A key policy does not accept a keyless bundle.
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &by_key(&keys("k"), "cosign.pub"),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+
+    // The bundle of this digest attached to another one does not sign it.
+    let d2 = push(&reg, &dir, &url, "2.0.0", "other");
+    let pinned2 = url.with_digest(&d2);
+    let size2 = reg.pull_manifest(&pinned2).unwrap().len();
+    attach_bundles(&reg, &url, &d2, size2, std::slice::from_ref(&bundle));
+    let reason = verification_reason(sign::verify(
+        &pinned2,
+        &policy(workflow, sigstore.root()),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+    // A statement rewritten to name d2 no longer matches its signature or its Rekor entry.
+    let mut forged: serde_json::Value = serde_json::from_slice(&bundle).unwrap();
+    let statement = STANDARD
+        .decode(forged["dsseEnvelope"]["payload"].as_str().unwrap())
+        .unwrap();
+    let statement = String::from_utf8(statement).unwrap().replace(
+        digest.trim_start_matches("sha256:"),
+        d2.trim_start_matches("sha256:"),
+    );
+    forged["dsseEnvelope"]["payload"] = STANDARD.encode(statement).into();
+    attach_bundles(
+        &reg,
+        &url,
+        &d2,
+        size2,
+        &[serde_json::to_vec(&forged).unwrap()],
+    );
+    let reason = verification_reason(sign::verify(
+        &pinned2,
+        &policy(workflow, sigstore.root()),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+    // Its own bundle verifies.
+    attach_bundles(
+        &reg,
+        &url,
+        &d2,
+        size2,
+        &[sigstore.bundle(&d2, workflow, actions)],
+    );
+    let v = sign::verify(&pinned2, &policy(workflow, sigstore.root()), &connect).unwrap();
+    assert_eq!((v.found, v.matching), (1, 1));
 }
