@@ -13,7 +13,7 @@ use timoni_core::oci::{self, ArtifactUrl, LayoutFormat};
 use crate::flags::Creds;
 use crate::output::{self, Format as Output, render, subject};
 use crate::settings::Settings;
-use crate::sign::{SignFlags, VerifyFlags};
+use crate::sign::{SignFlags, VerifyFlags, sign_pushed};
 
 /// `--format` of `mod build` and `artifact build`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -240,29 +240,22 @@ pub fn run_artifact(args: ArtifactArgs, settings: &Settings) -> Result<ExitCode>
                 }
                 None => log_artifact(&url.with_tag(&pushed.tag).to_string(), &pushed.digest),
             }
-            if let Some(key) = &key {
-                let connect = settings.connect_options(a.creds.get());
-                let signed = oci::sign::sign(&url.with_digest(&pushed.digest), key, &connect)?;
-                output::info(format!(
-                    "signed {}@{} ({signed})",
-                    url.with_tag(&pushed.tag),
-                    pushed.digest
-                ));
-            }
+            sign_pushed(
+                key.as_ref(),
+                &url,
+                &url.with_tag(&pushed.tag).to_string(),
+                &pushed.digest,
+                &settings.connect_options(a.creds.get()),
+            )?;
         }
         ArtifactCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.artifact_url)?;
             let reg = settings.registry(&url, a.creds.get())?;
-            let url = match a.verify.resolve()? {
-                Some(policy) => {
-                    let connect = settings.connect_options(a.creds.get());
-                    let (pinned, _) =
-                        oci::sign::verify_reference(&reg, &url, None, &policy, &connect)?;
-                    output::info(format!("verified {pinned}"));
-                    pinned
-                }
-                None => url,
-            };
+            let connect = settings.connect_options(a.creds.get());
+            let url = a
+                .verify
+                .verify_before_pull(&reg, &url, None, &connect)?
+                .unwrap_or(url);
             let spin = output::spinner("pulling artifact");
             oci::pull_artifact(
                 &reg,

@@ -12,7 +12,7 @@ use crate::artifact::{LocalFormat, annotations, log_artifact, table};
 use crate::flags::Creds;
 use crate::output::{self, Format as Output, render, subject};
 use crate::settings::Settings;
-use crate::sign::{SignFlags, VerifyFlags};
+use crate::sign::{SignFlags, VerifyFlags, sign_pushed};
 
 /// The registry subcommands of `timoni mod`.
 #[derive(Subcommand, Debug)]
@@ -158,14 +158,13 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
                 Some(o) => render(&pushed, o)?,
                 None => log_artifact(&pushed.url, &pushed.digest),
             }
-            if let Some(key) = &key {
-                let connect = settings.connect_options(a.creds.get());
-                let signed = oci::sign::sign(&url.with_digest(&pushed.digest), key, &connect)?;
-                output::info(format!(
-                    "signed {}@{} ({signed})",
-                    pushed.url, pushed.digest
-                ));
-            }
+            sign_pushed(
+                key.as_ref(),
+                &url,
+                &pushed.url,
+                &pushed.digest,
+                &settings.connect_options(a.creds.get()),
+            )?;
         }
         ModCommand::Pull(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
@@ -176,12 +175,9 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
                 "pulling {}",
                 url.with_tag(version.unwrap_or(url.reference()))
             ));
-            match a.verify.resolve()? {
-                Some(policy) => {
-                    let connect = settings.connect_options(a.creds.get());
-                    let (pinned, _) =
-                        oci::sign::verify_reference(&reg, &url, version, &policy, &connect)?;
-                    output::info(format!("verified {pinned}"));
+            let connect = settings.connect_options(a.creds.get());
+            match a.verify.verify_before_pull(&reg, &url, version, &connect)? {
+                Some(pinned) => {
                     oci::pull_module(&reg, &pinned, None, &a.output, &settings.cache())?
                 }
                 None => oci::pull_module(&reg, &url, version, &a.output, &settings.cache())?,

@@ -4,6 +4,8 @@
 //! checked with Timoni's messages and turned into `timoni_core::oci::sign` settings. `--verify`
 //! is also accepted by the commands that take `oci://` modules (`build`, `apply`, `bundle
 //! build|apply`): each module is verified before it is fetched, so before anything is evaluated.
+//! [`sign_pushed`] and [`VerifyFlags::verify_before_pull`] are the steps the push and pull
+//! commands of `mod` and `artifact` share.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,9 +15,26 @@ use timoni_core::oci::sign::{
     KeylessIdentity, Matcher, PROVIDER, PublicKey, SigningKey, TrustedRoot, VerificationPolicy,
     VerifyingFetcher,
 };
-use timoni_core::oci::{Fetcher, ModuleFetch};
+use timoni_core::oci::{self, ArtifactUrl, ConnectOptions, Fetcher, ModuleFetch, Registry};
 
+use crate::output;
 use crate::settings::env;
+
+/// After a push: signs the pushed `digest` of `url` with `key` (resolved from `--sign` before
+/// pushing; nothing happens without it) and logs `signed NAME@DIGEST (SIGNATURE IMAGE)`.
+pub fn sign_pushed(
+    key: Option<&SigningKey>,
+    url: &ArtifactUrl,
+    name: &str,
+    digest: &str,
+    connect: &ConnectOptions,
+) -> Result<()> {
+    if let Some(key) = key {
+        let signed = oci::sign::sign(&url.with_digest(digest), key, connect)?;
+        output::info(format!("signed {name}@{digest} ({signed})"));
+    }
+    Ok(())
+}
 
 /// `--sign` and `--cosign-key` of the push commands.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -176,6 +195,24 @@ impl VerifyFlags {
 }
 
 impl VerifyFlags {
+    /// Before a pull, with `--verify`: `url` (at `version`, as `mod pull --version`) resolved
+    /// to its digest and that digest verified, logged as `verified URL@DIGEST`; the pull must
+    /// fetch the returned pinned URL. `None` without `--verify`.
+    pub fn verify_before_pull(
+        &self,
+        registry: &dyn Registry,
+        url: &ArtifactUrl,
+        version: Option<&str>,
+        connect: &ConnectOptions,
+    ) -> Result<Option<ArtifactUrl>> {
+        let Some(policy) = self.resolve()? else {
+            return Ok(None);
+        };
+        let (pinned, _) = oci::sign::verify_reference(registry, url, version, &policy, connect)?;
+        output::info(format!("verified {pinned}"));
+        Ok(Some(pinned))
+    }
+
     /// `fetcher`, verifying every `oci://` module before it is fetched when `--verify` is set.
     pub fn module_fetcher(&self, fetcher: Fetcher) -> Result<Box<dyn ModuleFetch>> {
         Ok(match self.resolve()? {

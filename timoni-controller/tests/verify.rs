@@ -4,7 +4,8 @@
 //! holding another key, the Project is `Ready=False` reason `VerificationFailed` with a
 //! `ReconciliationFailed` Event, and what was applied stays as it was. Keyless: the trust root
 //! in the Secret and `matchOIDCIdentity`, with the Sigstore stand-in of
-//! `timoni-core/tests/support/sigstore.rs`. Skips loudly without the servers, as the other
+//! `timoni-core/tests/support/sigstore.rs`, in cosign's `.sig` image and in the bundle form
+//! attached through the OCI referrers tag. Skips loudly without the servers, as the other
 //! controller tests do.
 
 #[path = "../../timoni-core/tests/support/sigstore.rs"]
@@ -25,7 +26,7 @@ use kube::api::ListParams;
 use serde_json::json;
 use support::cluster::{Cluster, wait_for};
 use timoni_core::oci::sign::{self, SigningKey};
-use timoni_core::oci::{self, ArtifactUrl, ConnectOptions};
+use timoni_core::oci::{self, ArtifactUrl, ConnectOptions, Registry};
 use timoni_core::project::api::{Project, ProjectStatus};
 
 const NS: &str = "team";
@@ -348,4 +349,13 @@ fn a_project_with_keyless_verify_matches_the_oidc_identity_against_the_secrets_t
         "{}",
         ready.message
     );
+
+    // Signed only in the bundle form cosign v2.5+/v3 attaches through the referrers tag.
+    let d2 = push(&url, "v2", LOCAL_MODULE, "v2", None);
+    let size = registry.pull_manifest(&url.with_digest(&d2)).unwrap().len();
+    let bundle = sigstore.bundle(&d2, workflow, actions);
+    fake::attach_bundles(&registry, &url, &d2, size, &[bundle]);
+    c.project_with(&url_text, "v2", verify("^https://github.com/org/fleet/"));
+    c.wait_ready("True", "ReconciliationSucceeded", &d2);
+    assert_eq!(c.config_map("web", "web-main").unwrap()["version"], "v2");
 }

@@ -1,73 +1,20 @@
 //! OCI operations against a real registry: Debian's `docker-registry` (CNCF distribution),
-//! started by the shared harness `support/registry.rs` (also used by the CLI tests). Without the
-//! binary (package `docker-registry`) or, for the auth test, `htpasswd` (package
-//! `apache2-utils`), the tests skip with a loud reason; CI installs both.
+//! started by the shared harness `support/registry.rs` (also used by the CLI tests), with the
+//! helpers of `support/oci.rs`. Without the binary (package `docker-registry`) or, for the
+//! auth test, `htpasswd` (package `apache2-utils`), the tests skip with a loud reason; CI
+//! installs both.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use timoni_core::oci::{
-    self, ArtifactUrl, Cache, Credentials, OciClientRegistry, OciError, RegistryOptions,
-};
+use timoni_core::oci::{self, Cache, Credentials, OciError};
 
+#[path = "support/oci.rs"]
+mod oci_support;
 #[path = "support/registry.rs"]
 mod support;
 
-use support::TestRegistry;
-
-/// Typed access to the shared test registry.
-trait RegistryExt {
-    fn oci_url(&self, repo: &str) -> ArtifactUrl;
-    fn client(&self, credentials: Credentials) -> OciClientRegistry;
-}
-
-impl RegistryExt for TestRegistry {
-    fn oci_url(&self, repo: &str) -> ArtifactUrl {
-        ArtifactUrl::parse(&self.url(repo)).unwrap()
-    }
-
-    fn client(&self, credentials: Credentials) -> OciClientRegistry {
-        OciClientRegistry::new(
-            &self.oci_url("x"),
-            &RegistryOptions {
-                insecure: false,
-                credentials,
-            },
-        )
-        .unwrap()
-    }
-}
-
-/// The test module, copied outside any git repository so that no git annotation varies.
-fn module_copy(into: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/oci/module");
-    let dst = into.join("module");
-    for e in walkdir::WalkDir::new(&src) {
-        let e = e.unwrap();
-        let to = dst.join(e.path().strip_prefix(&src).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
-    dst
-}
-
-fn push(reg: &OciClientRegistry, dir: &Path, url: &ArtifactUrl, v: &str, latest: bool) -> String {
-    oci::push_module(
-        reg,
-        dir,
-        url,
-        v,
-        latest,
-        &BTreeMap::new(),
-        Some("1700000000"),
-        false,
-    )
-    .unwrap()
-    .digest
-}
+use oci_support::{RegistryExt, module_copy, push};
 
 /// Every file under `dir` with its bytes, relative to `dir`.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -1,10 +1,12 @@
 //! Cosign-compatible signing and verification against a real registry (Debian's
-//! `docker-registry`, from the shared harness `support/registry.rs`): key-based signatures made
-//! with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
-//! keyless verification with the throwaway Fulcio CA, leaf certificates and Rekor entries of
-//! `support/sigstore.rs`, and interoperability: a signature made by
-//! cosign verifies with our key check, and ours verify with skopeo and openssl doing cosign's
-//! key-based check. That test skips loudly without the tools unless `TIMONI_REQUIRE_SKOPEO=1`.
+//! `docker-registry`, from the shared harness `support/registry.rs` and `support/oci.rs`):
+//! key-based signatures made with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
+//! several signatures in one signature image, keyless verification with the throwaway Fulcio
+//! CA, leaf certificates and Rekor entries of `support/sigstore.rs`, and interoperability: a
+//! signature made by cosign verifies with our key check; ours verify with skopeo and openssl
+//! doing cosign's key-based check (skips loudly without them unless `TIMONI_REQUIRE_SKOPEO=1`)
+//! and with sigstore-js, whose bundles in cosign v3's referrers form verify with ours (skips
+//! loudly without `$TIMONI_SIGSTORE_JS` unless `TIMONI_REQUIRE_SIGSTORE_JS=1`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,49 +19,26 @@ use timoni_core::oci::sign::{
     self, KeylessIdentity, Matcher, PublicKey, SigningKey, TrustedRoot, VerificationPolicy,
 };
 use timoni_core::oci::{
-    self, ArtifactUrl, ConnectOptions, Credentials, OciClientRegistry, OciError, Registry,
-    RegistryOptions,
+    ArtifactUrl, ConnectOptions, Credentials, OciClientRegistry, OciError, Registry,
 };
 
 #[path = "support/sigstore.rs"]
 mod fake;
+#[path = "support/oci.rs"]
+mod oci_support;
 #[path = "support/registry.rs"]
 mod support;
 
-use fake::{FakeSigstore, SIMPLE_SIGNING, push_signature_image, simple_signing_payload};
+use fake::{
+    FakeSigstore, SIMPLE_SIGNING, attach_bundles, push_signature_image, simple_signing_payload,
+};
 
-use support::TestRegistry;
+use oci_support::{RegistryExt, module_copy};
 
 /// The reason given when signatures are stored but none holds up (around the tag name).
 const INVALID: &str = "no valid signatures: the 1 signature(s) under ";
 const INVALID_END: &str =
     "do not sign this digest, or their certificate or transparency log entry does not verify";
-
-fn client(server: &TestRegistry) -> OciClientRegistry {
-    OciClientRegistry::new(
-        &ArtifactUrl::parse(&server.url("x")).unwrap(),
-        &RegistryOptions {
-            insecure: false,
-            credentials: Credentials::Anonymous,
-        },
-    )
-    .unwrap()
-}
-
-fn module_copy(into: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/oci/module");
-    let dst = into.join("module");
-    for e in walkdir::WalkDir::new(&src) {
-        let e = e.unwrap();
-        let to = dst.join(e.path().strip_prefix(&src).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
-    dst
-}
 
 /// Pushes the test module as `version` (with `message` in its values) and returns its digest.
 fn push(
@@ -74,18 +53,7 @@ fn push(
         format!("package main\n\nvalues: message: {message:?}\n"),
     )
     .unwrap();
-    oci::push_module(
-        reg,
-        dir,
-        url,
-        version,
-        false,
-        &BTreeMap::new(),
-        Some("1700000000"),
-        false,
-    )
-    .unwrap()
-    .digest
+    oci_support::push(reg, dir, url, version, false)
 }
 
 struct Keys {
@@ -133,8 +101,8 @@ fn key_signed_module_verifies_and_unsigned_retagged_or_foreign_signatures_fail()
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
-    let url = ArtifactUrl::parse(&server.url("signed")).unwrap();
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("signed");
     let connect = ConnectOptions::default();
     let ours = keys("s3cret");
     let other = keys("other");
@@ -317,8 +285,8 @@ fn keyless_signature_verifies_identity_and_issuer_against_the_trusted_root() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
-    let url = ArtifactUrl::parse(&server.url("keyless")).unwrap();
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("keyless");
     let connect = ConnectOptions::default();
     let sigstore = FakeSigstore::new();
     let root_file = tmp.path().join("trusted_root.json");
@@ -479,9 +447,9 @@ fn our_signatures_verify_with_skopeo_and_openssl() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = module_copy(tmp.path());
-    let reg = client(&server);
+    let reg = server.client(Credentials::Anonymous);
     let host = server.host();
-    let url = ArtifactUrl::parse(&server.url("interop")).unwrap();
+    let url = server.oci_url("interop");
     let ours = keys("s3cret");
     let pub_file = tmp.path().join("cosign.pub");
     std::fs::write(&pub_file, &ours.public).unwrap();
@@ -578,4 +546,399 @@ OSWS1X9vPavpiQOoTTGC0xX57OojUadxF1cdQmrsiReWg2Wn4FneJfa8xw==
     assert!(key.verifies(payload, signature));
     let other = String::from_utf8_lossy(payload).replace("busybox", "alpine");
     assert!(!key.verifies(other.as_bytes(), signature));
+}
+
+/// `cosign sign` adds a layer to the signature image instead of replacing it, so that an
+/// artifact signed by two parties (or keylessly in CI and by a release key) keeps both
+/// signatures; verification accepts the artifact when any one layer satisfies the policy.
+#[test]
+fn signing_twice_appends_a_layer_and_each_key_verifies() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("twice");
+    let connect = ConnectOptions::default();
+    let (alice, bob) = (keys("alice"), keys("bob"));
+    let digest = push(&reg, &dir, &url, "1.0.0", "twice");
+    let pinned = url.with_digest(&digest);
+    let sig_url = url.with_tag(&format!("{}.sig", digest.replace(':', "-")));
+
+    // A keyless signature is there first, as CI would leave it.
+    let sigstore = FakeSigstore::new();
+    let ci = "https://github.com/org/repo/.github/workflows/release.yaml@refs/tags/v1.0.0";
+    let actions = "https://token.actions.githubusercontent.com";
+    let payload = simple_signing_payload(&url, &digest);
+    push_signature_image(
+        &reg,
+        &url,
+        &digest,
+        &payload,
+        &sigstore.sign(&payload, ci, actions),
+    );
+    let (keyless_image, _) = manifest(&reg, &sig_url);
+
+    sign::sign(&pinned, &alice.signing, &connect).unwrap();
+    sign::sign(&pinned, &bob.signing, &connect).unwrap();
+    let (m, _) = manifest(&reg, &sig_url);
+    let layers = m["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 3, "{m:#}");
+    // The keyless layer is kept as it was, certificate and Rekor bundle included.
+    assert_eq!(layers[0], keyless_image["layers"][0]);
+    assert!(
+        layers
+            .iter()
+            .all(|l| l["mediaType"] == SIMPLE_SIGNING && l["annotations"].is_object())
+    );
+    // The config lists every layer, as the image cosign writes does.
+    let config = reg
+        .pull_blob(
+            &url,
+            m["config"]["digest"].as_str().unwrap(),
+            m["config"]["size"].as_u64().unwrap(),
+            1 << 20,
+        )
+        .unwrap();
+    let config: serde_json::Value = serde_json::from_slice(&config).unwrap();
+    let diff_ids: Vec<&serde_json::Value> = layers.iter().map(|l| &l["digest"]).collect();
+    assert_eq!(
+        config["rootfs"]["diff_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        diff_ids
+    );
+
+    for (k, name) in [(&alice, "alice.pub"), (&bob, "bob.pub")] {
+        let v = sign::verify(&pinned, &by_key(k, name), &connect).unwrap();
+        assert_eq!((v.found, v.matching), (3, 1), "{name}");
+    }
+    let both = VerificationPolicy::Keys(vec![
+        PublicKey::from_pem(alice.public.as_bytes(), "alice.pub").unwrap(),
+        PublicKey::from_pem(bob.public.as_bytes(), "bob.pub").unwrap(),
+    ]);
+    assert_eq!(sign::verify(&pinned, &both, &connect).unwrap().matching, 2);
+    let root = sigstore.root();
+    let ci_policy = keyless(
+        Matcher::Exact(ci.into()),
+        Matcher::Exact(actions.into()),
+        root,
+    );
+    assert_eq!(
+        sign::verify(&pinned, &ci_policy, &connect)
+            .unwrap()
+            .matching,
+        1
+    );
+    let carol = keys("carol");
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &by_key(&carol, "carol.pub"),
+        &connect,
+    ));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 3 signature(s) verifies with carol.pub"
+    );
+}
+
+/// The `node_modules` holding sigstore-js (`$TIMONI_SIGSTORE_JS`, which `.ci/run` installs);
+/// skips loudly without it unless `TIMONI_REQUIRE_SIGSTORE_JS=1`.
+fn sigstore_js() -> Option<PathBuf> {
+    let dir = std::env::var_os("TIMONI_SIGSTORE_JS").map(PathBuf::from);
+    if let Some(dir) = dir.filter(|d| d.join("@sigstore/verify").is_dir()) {
+        return Some(dir);
+    }
+    let why = "TIMONI_SIGSTORE_JS does not name a node_modules with sigstore-js (npm install sigstore@3.1.0)";
+    if std::env::var("TIMONI_REQUIRE_SIGSTORE_JS").is_ok_and(|v| v == "1") {
+        panic!("TIMONI_REQUIRE_SIGSTORE_JS=1 but {why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_SIGSTORE_JS=1 to fail instead): {why}\n");
+    None
+}
+
+/// Runs `testdata/sigstore-js/cosign.js` with sigstore-js.
+fn sigstore_js_run(modules: &Path, args: &[&str]) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sigstore-js/cosign.js");
+    Command::new("node")
+        .arg(script)
+        .args(args)
+        .env("NODE_PATH", modules)
+        .output()
+        .unwrap()
+}
+
+/// Interoperability with sigstore-js, an implementation independent of ours and of the Rust
+/// `sigstore` crate (no cosign binary can be built here): the `.sig` layers we push verify
+/// with its verifier, and the bundle form cosign v3 writes (a DSSE-signed in-toto statement
+/// attached through the referrers tag), signed by sigstore-js, verifies with ours, next to a
+/// `.sig` signature; a bundle for another digest, another key, or an attestation that is not a
+/// signature do not.
+#[test]
+fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let Some(modules) = sigstore_js() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("bundles");
+    let connect = ConnectOptions::default();
+    let ours = keys("s3cret");
+    let digest = push(&reg, &dir, &url, "1.0.0", "bundles");
+    let pinned = url.with_digest(&digest);
+    sign::sign(&pinned, &ours.signing, &connect).unwrap();
+
+    // Our `.sig` layer, checked by sigstore-js with the public key.
+    let (m, _) = manifest(
+        &reg,
+        &url.with_tag(&format!("{}.sig", digest.replace(':', "-"))),
+    );
+    let layer = &m["layers"][0];
+    let payload = reg
+        .pull_blob(
+            &url,
+            layer["digest"].as_str().unwrap(),
+            layer["size"].as_u64().unwrap(),
+            1 << 20,
+        )
+        .unwrap();
+    let signature = layer["annotations"]["dev.cosignproject.cosign/signature"]
+        .as_str()
+        .unwrap();
+    let (pub_file, payload_file) = (tmp.path().join("cosign.pub"), tmp.path().join("payload"));
+    std::fs::write(&pub_file, &ours.public).unwrap();
+    std::fs::write(&payload_file, &payload).unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let out = sigstore_js_run(
+        &modules,
+        &[
+            "verify-blob",
+            &path(&pub_file),
+            &path(&payload_file),
+            signature,
+        ],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "verified\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let other_pub = tmp.path().join("other.pub");
+    std::fs::write(&other_pub, keys("other").public).unwrap();
+    let out = sigstore_js_run(
+        &modules,
+        &[
+            "verify-blob",
+            &path(&other_pub),
+            &path(&payload_file),
+            signature,
+        ],
+    );
+    assert!(!out.status.success(), "sigstore-js accepted another key");
+
+    // A bundle signed by sigstore-js, attached as cosign v3 attaches it.
+    let signed = |d: &str| -> (String, Vec<u8>) {
+        let out = sigstore_js_run(&modules, &["sign-image", d]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let bundle = serde_json::to_vec(&v["bundle"]).unwrap();
+        (v["publicKey"].as_str().unwrap().to_string(), bundle)
+    };
+    let (js_public, js_bundle) = signed(&digest);
+    let subject_size = reg.pull_manifest(&pinned).unwrap().len();
+    attach_bundles(
+        &reg,
+        &url,
+        &digest,
+        subject_size,
+        std::slice::from_ref(&js_bundle),
+    );
+    let js_key = VerificationPolicy::Keys(vec![
+        PublicKey::from_pem(js_public.as_bytes(), "js.pub").unwrap(),
+    ]);
+    let v = sign::verify(&pinned, &js_key, &connect).unwrap();
+    assert_eq!((v.found, v.matching), (2, 1));
+    // Our key still verifies through the `.sig` layer; a third key matches neither.
+    let v = sign::verify(&pinned, &by_key(&ours, "cosign.pub"), &connect).unwrap();
+    assert_eq!((v.found, v.matching), (2, 1));
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &by_key(&keys("third"), "third.pub"),
+        &connect,
+    ));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 2 signature(s) verifies with third.pub"
+    );
+
+    // Bundle form only: a second module version with no `.sig` image.
+    let d2 = push(&reg, &dir, &url, "2.0.0", "bundle only");
+    let pinned2 = url.with_digest(&d2);
+    let size2 = reg.pull_manifest(&pinned2).unwrap().len();
+    let (js2_public, js2_bundle) = signed(&d2);
+    let js2_key = VerificationPolicy::Keys(vec![
+        PublicKey::from_pem(js2_public.as_bytes(), "js2.pub").unwrap(),
+    ]);
+    // The first bundle signs another digest: attached to d2 it is not a signature of d2.
+    attach_bundles(&reg, &url, &d2, size2, std::slice::from_ref(&js_bundle));
+    let reason = verification_reason(sign::verify(&pinned2, &js_key, &connect));
+    assert_eq!(
+        reason,
+        "no valid signatures: the 1 attached Sigstore bundle(s) do not sign this digest, or their certificate or transparency log entry does not verify"
+    );
+    // An attestation of another predicate about d2 (e.g. provenance) is not a signature.
+    let mut attestation: serde_json::Value = serde_json::from_slice(&js2_bundle).unwrap();
+    let envelope = &mut attestation["dsseEnvelope"];
+    let mut statement: serde_json::Value = serde_json::from_slice(
+        &STANDARD
+            .decode(envelope["payload"].as_str().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    statement["predicateType"] = "https://slsa.dev/provenance/v1".into();
+    envelope["payload"] = STANDARD
+        .encode(serde_json::to_vec(&statement).unwrap())
+        .into();
+    attach_bundles(
+        &reg,
+        &url,
+        &d2,
+        size2,
+        &[serde_json::to_vec(&attestation).unwrap()],
+    );
+    let reason = verification_reason(sign::verify(&pinned2, &js2_key, &connect));
+    assert!(
+        reason.starts_with("no valid signatures: the 1 attached"),
+        "{reason}"
+    );
+    // Its own bundle verifies, through the version tag too.
+    attach_bundles(&reg, &url, &d2, size2, &[js_bundle, js2_bundle]);
+    let (pinned, v) =
+        sign::verify_reference(&reg, &url, Some("2.0.0"), &js2_key, &connect).unwrap();
+    assert_eq!(pinned, pinned2);
+    assert_eq!((v.found, v.matching), (1, 1));
+    let reason = verification_reason(sign::verify(&pinned2, &js_key, &connect));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 1 signature(s) verifies with js.pub"
+    );
+}
+
+/// The keyless bundle form of cosign v2.5+/v3, built per the Sigstore bundle and OCI referrers
+/// specifications by `support/sigstore.rs` (a DSSE statement, the Fulcio leaf, a Rekor `dsse`
+/// entry with its inclusion proof and signed checkpoint) and attached through the referrers
+/// tag: the identity and issuer are matched, a wrong identity, an untrusted root, a bundle of
+/// another digest or a tampered statement fail.
+#[test]
+fn keyless_bundle_attached_as_a_referrer_verifies_identity_and_issuer() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("keyless-bundle");
+    let connect = ConnectOptions::default();
+    let sigstore = FakeSigstore::new();
+    let workflow = "https://github.com/org/repo/.github/workflows/release.yaml@refs/tags/v1.0.0";
+    let actions = "https://token.actions.githubusercontent.com";
+    let policy = |identity: &str, root: TrustedRoot| {
+        keyless(
+            Matcher::Exact(identity.into()),
+            Matcher::Exact(actions.into()),
+            root,
+        )
+    };
+
+    let digest = push(&reg, &dir, &url, "1.0.0", "keyless bundle");
+    let pinned = url.with_digest(&digest);
+    let size = reg.pull_manifest(&pinned).unwrap().len();
+    let bundle = sigstore.bundle(&digest, workflow, actions);
+    attach_bundles(&reg, &url, &digest, size, std::slice::from_ref(&bundle));
+    let v = sign::verify(&pinned, &policy(workflow, sigstore.root()), &connect).unwrap();
+    assert_eq!((v.found, v.matching), (1, 1));
+
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &policy("https://github.com/evil/repo", sigstore.root()),
+        &connect,
+    ));
+    assert!(
+        reason.starts_with(
+            "no matching signatures: none of the 1 signature(s) has a trusted certificate"
+        ),
+        "{reason}"
+    );
+    let invalid = "no valid signatures: the 1 attached Sigstore bundle(s) do not sign this digest, or their certificate or transparency log entry does not verify";
+    // Another instance's root: neither its Rekor nor its CA vouches for the bundle.
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &policy(workflow, FakeSigstore::new().root()),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+    // A key policy does not accept a keyless bundle.
+    let reason = verification_reason(sign::verify(
+        &pinned,
+        &by_key(&keys("k"), "cosign.pub"),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+
+    // The bundle of this digest attached to another one does not sign it.
+    let d2 = push(&reg, &dir, &url, "2.0.0", "other");
+    let pinned2 = url.with_digest(&d2);
+    let size2 = reg.pull_manifest(&pinned2).unwrap().len();
+    attach_bundles(&reg, &url, &d2, size2, std::slice::from_ref(&bundle));
+    let reason = verification_reason(sign::verify(
+        &pinned2,
+        &policy(workflow, sigstore.root()),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+    // A statement rewritten to name d2 no longer matches its signature or its Rekor entry.
+    let mut forged: serde_json::Value = serde_json::from_slice(&bundle).unwrap();
+    let statement = STANDARD
+        .decode(forged["dsseEnvelope"]["payload"].as_str().unwrap())
+        .unwrap();
+    let statement = String::from_utf8(statement).unwrap().replace(
+        digest.trim_start_matches("sha256:"),
+        d2.trim_start_matches("sha256:"),
+    );
+    forged["dsseEnvelope"]["payload"] = STANDARD.encode(statement).into();
+    attach_bundles(
+        &reg,
+        &url,
+        &d2,
+        size2,
+        &[serde_json::to_vec(&forged).unwrap()],
+    );
+    let reason = verification_reason(sign::verify(
+        &pinned2,
+        &policy(workflow, sigstore.root()),
+        &connect,
+    ));
+    assert_eq!(reason, invalid);
+    // Its own bundle verifies.
+    attach_bundles(
+        &reg,
+        &url,
+        &d2,
+        size2,
+        &[sigstore.bundle(&d2, workflow, actions)],
+    );
+    let v = sign::verify(&pinned2, &policy(workflow, sigstore.root()), &connect).unwrap();
+    assert_eq!((v.found, v.matching), (1, 1));
 }

@@ -157,6 +157,20 @@ impl OciClientRegistry {
         })
     }
 
+    /// The digests of the manifests that name `url` (pinned to a digest) as their subject:
+    /// the OCI referrers API, or the `sha256-<hex>` referrers tag on a registry without it.
+    pub fn referrers(&self, url: &ArtifactUrl) -> Result<Vec<String>> {
+        let r = Self::reference(url);
+        let index = self.run(
+            "list referrers of",
+            url,
+            &r,
+            RegistryOperation::Pull,
+            async { self.client.pull_referrers(&r, None).await },
+        )?;
+        Ok(index.manifests.into_iter().map(|m| m.digest).collect())
+    }
+
     fn reference(url: &ArtifactUrl) -> Reference {
         match &url.digest {
             Some(d) => {

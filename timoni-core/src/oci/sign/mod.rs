@@ -1,8 +1,8 @@
 //! Cosign-compatible signatures of pushed artifacts, made and checked natively with the
-//! `sigstore` crate (no `cosign` binary): [`sign`] stores a simple-signing payload and its
-//! signature under the `sha256-<hex>.sig` tag next to the artifact, as `cosign sign --key` does;
-//! [`verify`] reads the signatures cosign stores (that tag, and Sigstore bundles attached as OCI
-//! referrers) and accepts the artifact only if one of them satisfies a [`VerificationPolicy`]:
+//! `sigstore` crate (no `cosign` binary): [`sign`] adds a simple-signing payload and its
+//! signature as a layer of the `sha256-<hex>.sig` image next to the artifact, as `cosign sign
+//! --key` does (`image.rs`); [`verify`] reads the signatures cosign stores (that image, and
+//! Sigstore bundles attached as OCI referrers, `bundle.rs`) and accepts the artifact only if one of them satisfies a [`VerificationPolicy`]:
 //! a public key, or keyless (a Fulcio certificate chaining to a [`TrustedRoot`], with its
 //! identity and OIDC issuer matched exactly or by regular expression, and a Rekor entry whose
 //! signed timestamp verifies against the same root).
@@ -11,6 +11,8 @@
 //! ([`ConnectOptions`]). Key files are cosign's: an `ENCRYPTED SIGSTORE PRIVATE KEY` PEM (scrypt
 //! and NaCl secretbox) unlocked with a password, and a PEM public key.
 
+mod bundle;
+mod image;
 mod keyless;
 mod trust;
 
@@ -104,8 +106,10 @@ impl SigningKey {
     }
 }
 
-/// Signs the artifact `url` (which must name a digest) with `key` and pushes the signature to
-/// `<repo>:sha256-<hex>.sig`, replacing any signature stored there. Returns that reference.
+/// Signs the artifact `url` (which must name a digest) with `key` and adds the signature to
+/// the cosign signature image `<repo>:sha256-<hex>.sig`, one layer per signature as `cosign
+/// sign --key` does: the layers already there (other keys, earlier signatures) are kept.
+/// Returns that reference.
 pub fn sign(url: &ArtifactUrl, key: &SigningKey, options: &ConnectOptions) -> Result<String> {
     let digest = pinned_digest(url)?;
     let simple_signing = SimpleSigning {
@@ -126,27 +130,15 @@ pub fn sign(url: &ArtifactUrl, key: &SigningKey, options: &ConnectOptions) -> Re
         .signer
         .sign(&payload)
         .map_err(|e| sign_error(url, e.to_string()))?;
-    let layer = SignatureLayer {
-        simple_signing,
-        oci_digest: super::build::sha256(&payload),
-        certificate_signature: None,
-        bundle: None,
-        signature: Some(base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            signature,
-        )),
-        raw_data: payload,
-    };
-    let target = signature_reference(url, digest);
-    let (config, auth) = client_settings(url, options)?;
-    let mut client = ClientBuilder::default()
-        .with_oci_client_config(config)
-        .build()
+    let signature = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
+    let registry = super::registry::connect(url, options)?;
+    let tag = signature_tag(digest);
+    let mut layers = image::stored_layers(&registry, url, &tag)
+        .map_err(|e| sign_error(url, format!("cannot read the signatures under {tag}: {e}")))?;
+    layers.push(image::simple_signing_layer(&payload, &signature));
+    image::push(&registry, url, &tag, &payload, &layers)
         .map_err(|e| sign_error(url, e.to_string()))?;
-    runtime(url)?
-        .block_on(client.push_signature(None, &auth, &target, vec![layer]))
-        .map_err(|e| sign_error(url, e.to_string()))?;
-    Ok(format!("oci://{target}"))
+    Ok(url.with_tag(&tag).to_string())
 }
 
 /// What signatures must prove about an artifact.
@@ -261,23 +253,48 @@ pub fn verify(
         .into_iter()
         .filter(|l| l.simple_signing.satisfies_manifest_digest(&digest))
         .collect();
-    if layers.is_empty() {
-        return Err(verify_error(url, no_valid_signature(url, &digest, options)));
+    // Bundles attached as referrers (cosign v2.5+/v3): the key-signed ones are checked here,
+    // the keyless ones came with `layers`.
+    let registry = super::registry::connect(url, options)?;
+    let (bundles, referrers_error) = match bundle::attached(&registry, url, &digest) {
+        Ok(b) => (b, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    let key_bundles: Vec<bundle::KeySignature> = bundles
+        .iter()
+        .filter_map(|b| bundle::key_signature(b, &digest))
+        .collect();
+    let found = layers.len() + key_bundles.len();
+    if found == 0 {
+        let mut reason = no_valid_signature(&registry, url, &digest, bundles.len());
+        if let Some(e) = referrers_error {
+            reason.push_str(&format!(
+                " (the attached Sigstore bundles could not be listed: {e})"
+            ));
+        }
+        return Err(verify_error(url, reason));
     }
-    let matching = layers.iter().filter(|l| satisfies(policy, l)).count();
+    let matching = layers.iter().filter(|l| satisfies(policy, l)).count()
+        + key_bundles
+            .iter()
+            .filter(|b| match policy {
+                VerificationPolicy::Keys(keys) => {
+                    keys.iter().any(|k| k.verifies(&b.pae, &b.signature))
+                }
+                VerificationPolicy::Keyless { .. } => false,
+            })
+            .count();
     if matching == 0 {
         let reason = match policy {
             VerificationPolicy::Keys(keys) => format!(
-                "no matching signatures: none of the {} signature(s) verifies with {}",
-                layers.len(),
+                "no matching signatures: none of the {found} signature(s) verifies with {}",
                 keys.iter()
                     .map(|k| k.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
             VerificationPolicy::Keyless { identities, .. } => format!(
-                "no matching signatures: none of the {} signature(s) has a trusted certificate for {}, with a verified transparency log entry",
-                layers.len(),
+                "no matching signatures: none of the {found} signature(s) has a trusted certificate for {}, with a verified transparency log entry",
                 identities
                     .iter()
                     .map(|i| format!("identity {} issued by {}", i.identity, i.issuer))
@@ -289,25 +306,36 @@ pub fn verify(
     }
     Ok(Verified {
         digest,
-        found: layers.len(),
+        found,
         matching,
     })
 }
 
-/// Why no signature layer was usable: none stored, or stored ones that do not hold up.
-fn no_valid_signature(url: &ArtifactUrl, digest: &str, options: &ConnectOptions) -> String {
-    let tag = format!("{}.sig", digest.replace(':', "-"));
-    let stored = super::registry::connect(url, options)
-        .and_then(|r| r.pull_manifest(&url.with_tag(&tag)))
-        .ok()
-        .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
-        .and_then(|m| m["layers"].as_array().map(Vec::len))
+/// Why no signature was usable: none stored, or stored ones that do not hold up (`bundles`
+/// Sigstore bundles were attached, none of them a usable signature of this digest).
+fn no_valid_signature(
+    registry: &dyn Registry,
+    url: &ArtifactUrl,
+    digest: &str,
+    bundles: usize,
+) -> String {
+    let tag = signature_tag(digest);
+    let stored = image::stored_layers(registry, url, &tag)
+        .map(|l| l.len())
         .unwrap_or(0);
-    if stored == 0 {
+    let mut invalid = Vec::new();
+    if stored > 0 {
+        invalid.push(format!("the {stored} signature(s) under {tag}"));
+    }
+    if bundles > 0 {
+        invalid.push(format!("the {bundles} attached Sigstore bundle(s)"));
+    }
+    if invalid.is_empty() {
         "no signatures found".to_string()
     } else {
         format!(
-            "no valid signatures: the {stored} signature(s) under {tag} do not sign this digest, or their certificate or transparency log entry does not verify"
+            "no valid signatures: {} do not sign this digest, or their certificate or transparency log entry does not verify",
+            invalid.join(" and ")
         )
     }
 }
@@ -323,13 +351,9 @@ fn satisfies(policy: &VerificationPolicy, layer: &SignatureLayer) -> bool {
     }
 }
 
-/// `<host>/<repo>:sha256-<hex>.sig`, where cosign stores the signatures of `digest`.
-fn signature_reference(url: &ArtifactUrl, digest: &str) -> OciReference {
-    OciReference::with_tag(
-        url.registry.clone(),
-        url.repository.clone(),
-        format!("{}.sig", digest.replace(':', "-")),
-    )
+/// `sha256-<hex>.sig`, the tag under which cosign stores the signatures of `digest`.
+fn signature_tag(digest: &str) -> String {
+    format!("{}.sig", digest.replace(':', "-"))
 }
 
 fn pinned_digest(url: &ArtifactUrl) -> Result<&str> {
