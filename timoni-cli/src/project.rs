@@ -47,7 +47,8 @@ enum Command {
     /// List the Projects and their last reconcile status.
     #[command(visible_alias = "ls")]
     List(List),
-    /// Print a Project's conditions and the status of each component.
+    /// Print a Project's conditions and the status of each component (phase, start time, the
+    /// artifact digest being applied, instances, last successful apply, error).
     Status(Named),
     /// Print the events of a Project, oldest first.
     Events(Named),
@@ -497,13 +498,23 @@ fn status(a: Named, settings: &Settings) -> Result<ExitCode> {
         rows.push(vec![
             c.name.clone(),
             c.phase.to_string(),
+            or_dash(c.started_at.clone().unwrap_or_default()),
+            or_dash(c.digest.clone().unwrap_or_default()),
             or_dash(instances.join(", ")),
             or_dash(c.last_applied_time.clone().unwrap_or_default()),
             or_dash(one_line(c.error.as_deref().unwrap_or_default())),
         ]);
     }
     output::print_table(
-        &["component", "phase", "instances", "last applied", "error"],
+        &[
+            "component",
+            "phase",
+            "started",
+            "digest",
+            "instances",
+            "last applied",
+            "error",
+        ],
         &rows,
     );
     Ok(ExitCode::SUCCESS)
