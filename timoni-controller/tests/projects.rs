@@ -1047,8 +1047,19 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
     };
     let since = ready_since(&st);
 
-    // Edited by hand: re-applied within an interval, reported as DriftCorrected.
+    // Edited by hand: re-applied within an interval, reported as DriftCorrected. Only that
+    // object is applied: no run (no component start, no instance apply, no status write) and
+    // the instance's inventory is not written again.
     let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "web");
+    let secrets: Api<Secret> = Api::namespaced(c.client.clone(), "web");
+    let inventory_version = || {
+        c.block(secrets.get("timoni.web"))
+            .unwrap()
+            .metadata
+            .resource_version
+    };
+    let inventory = inventory_version();
+    let applied_events = c.events("team", "InstanceApplied").len();
     let tamper = json!({"data": {"version": "tampered"}});
     c.block(cms.patch("web-main", &PatchParams::default(), &Patch::Merge(&tamper)))
         .unwrap();
@@ -1079,6 +1090,13 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
     assert!(note.ends_with("\nConfigMap/web/web-main created"), "{note}");
     let st = c.status("team", "solo");
     assert_eq!(ready_since(&st), since, "Ready did not transition");
+    assert_eq!(
+        st.components[0].started_at, web.started_at,
+        "a drift correction is not a run"
+    );
+    assert_eq!(c.events("team", "ComponentStarted").len(), 1);
+    assert_eq!(c.events("team", "InstanceApplied").len(), applied_events);
+    assert_eq!(inventory_version(), inventory, "the inventory was written");
 
     // Report only: the drift is recorded and left in place.
     let api: Api<Project> = Api::namespaced(c.client.clone(), "team");
