@@ -191,6 +191,7 @@ pub fn apply(args: ApplyArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow:
         package: args.package,
         dry_run: args.apply.dry_run || args.apply.diff,
         diff: args.apply.diff,
+        correct_drift: false,
         force: args.apply.force,
         overwrite_ownership: args.apply.overwrite_ownership,
         wait: args.apply.wait,

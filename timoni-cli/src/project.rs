@@ -13,7 +13,6 @@ use timoni_core::cluster::ObjRef;
 use timoni_core::oci::ArtifactUrl;
 use timoni_core::project::admin::bootstrap::{
     self, BootstrapSpec, CONTROLLER_NAME, CONTROLLER_NAMESPACE, ControllerInstall,
-    DEFAULT_CONTROLLER_REPOSITORY,
 };
 use timoni_core::project::admin::ops::{self, DeleteOptions};
 use timoni_core::project::api::Project;
@@ -47,7 +46,8 @@ enum Command {
     /// List the Projects and their last reconcile status.
     #[command(visible_alias = "ls")]
     List(List),
-    /// Print a Project's conditions and the status of each component.
+    /// Print a Project's conditions and the status of each component (phase, start time, the
+    /// artifact digest being applied, instances, last successful apply, error).
     Status(Named),
     /// Print the events of a Project, oldest first.
     Events(Named),
@@ -106,7 +106,8 @@ struct Bootstrap {
     /// The ClusterRole bound to the service account in the Project's namespace.
     #[arg(long, default_value = "admin")]
     service_account_role: String,
-    /// The controller image [default: ghcr.io/timoni-rs/timoni-controller:<timoni version>].
+    /// The controller image, `repository[:tag][@digest]` [default: the image recorded in the
+    /// controller module by the release that pushed it, by digest].
     #[arg(long, value_name = "IMAGE")]
     controller_image: Option<String>,
     /// Install the controller without asking.
@@ -298,10 +299,7 @@ fn run_bootstrap(a: Bootstrap, settings: &Settings) -> Result<ExitCode> {
         ));
         let version = env!("CARGO_PKG_VERSION");
         let install = ControllerInstall {
-            image: a
-                .controller_image
-                .clone()
-                .unwrap_or_else(|| format!("{DEFAULT_CONTROLLER_REPOSITORY}:{version}")),
+            image: a.controller_image.clone(),
             version: version.to_string(),
             wait: a.wait,
             timeout: settings.timeout,
@@ -497,13 +495,23 @@ fn status(a: Named, settings: &Settings) -> Result<ExitCode> {
         rows.push(vec![
             c.name.clone(),
             c.phase.to_string(),
+            or_dash(c.started_at.clone().unwrap_or_default()),
+            or_dash(c.digest.clone().unwrap_or_default()),
             or_dash(instances.join(", ")),
             or_dash(c.last_applied_time.clone().unwrap_or_default()),
             or_dash(one_line(c.error.as_deref().unwrap_or_default())),
         ]);
     }
     output::print_table(
-        &["component", "phase", "instances", "last applied", "error"],
+        &[
+            "component",
+            "phase",
+            "started",
+            "digest",
+            "instances",
+            "last applied",
+            "error",
+        ],
         &rows,
     );
     Ok(ExitCode::SUCCESS)

@@ -1,8 +1,10 @@
 //! `timoni project …` end to end: `push` against Debian's docker-registry, and `bootstrap`,
 //! `list`, `status`, `events`, `reconcile`, `suspend`, `resume` and `delete` against a real
-//! kube-apiserver (envtest). No controller runs there, so the tests write the Projects' status
-//! (on the `status` subresource) and Events themselves with the admin kubeconfig. Each test skips
-//! loudly when its server is unavailable. Times, ages, ports and temporary paths are redacted.
+//! kube-apiserver (envtest). Most tests write the Projects' status (on the `status`
+//! subresource) and Events themselves with the admin kubeconfig, to show every shape of it;
+//! `the_cli_drives_the_controller_process` runs the `timoni-controller` binary against the API
+//! server and the registry and drives it with the CLI alone. Each test skips loudly when its
+//! server is unavailable. Times, ages, digests, ports and temporary paths are redacted.
 
 mod common;
 #[path = "../../timoni-core/tests/common/envtest.rs"]
@@ -329,9 +331,12 @@ fn list_status_events_reconcile_suspend_resume_and_delete() {
             ],
             "components": [
                 {"name": "infra", "phase": "Ready", "lastAppliedTime": "2024-05-01T09:59:00Z",
+                 "startedAt": "2024-05-01T09:58:00Z",
+                 "digest": "sha256:1111111111111111111111111111111111111111111111111111111111111111",
                  "instances": [{"name": "infra", "namespace": "demo",
                                 "moduleUrl": "oci://127.0.0.1:5000/modules/infra", "moduleVersion": "1.2.0"}]},
-                {"name": "app", "phase": "Failed",
+                {"name": "app", "phase": "Failed", "startedAt": "2024-05-01T09:59:10Z",
+                 "digest": "sha256:2222222222222222222222222222222222222222222222222222222222222222",
                  "error": "instance demo/app: timeout waiting for Deployment/demo/app"},
             ],
         }),
@@ -437,51 +442,6 @@ fn list_status_events_reconcile_suspend_resume_and_delete() {
     let at: jiff::Timestamp = requested.parse().expect("RFC 3339");
     let since = jiff::Timestamp::now().duration_since(at).as_secs();
     assert!(since.abs() < 120, "{requested}");
-
-    // A stand-in controller reports each request handled, and the Project ready.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let controller = {
-        let stop = stop.clone();
-        let kubeconfig = s.kubeconfig.clone();
-        std::thread::spawn(move || {
-            let s = Session {
-                kubeconfig,
-                dir: tempfile::tempdir().unwrap(),
-            };
-            let c = s.cluster();
-            let r = obj("Project", "projects.timoni.sh/v1alpha1", "apps", "demo");
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let p = get(&c, &r);
-                let requested = &p["metadata"]["annotations"]["reconcile.timoni.sh/requestedAt"];
-                if requested != &p["status"]["lastHandledReconcileAt"] {
-                    s.patch_status(
-                        "apps",
-                        "demo",
-                        json!({
-                            "lastHandledReconcileAt": requested,
-                            "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
-                                            "message": "applied 2 component(s)",
-                                            "lastTransitionTime": "2024-05-02T10:00:00Z"}],
-                        }),
-                    );
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-        })
-    };
-    all.push('\n');
-    all.push_str(&s.run(&[
-        "project",
-        "reconcile",
-        "demo",
-        "-n",
-        "apps",
-        "--wait",
-        "--timeout",
-        "30s",
-    ]));
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    controller.join().unwrap();
 
     // The finalizer of `infra` holds its deletion, as the controller's would while it uninstalls.
     let infra = obj("Project", "projects.timoni.sh/v1alpha1", "other", "infra");
@@ -793,4 +753,230 @@ fn bootstrap_asks_before_installing_the_controller() {
         &c,
         &obj("Project", "projects.timoni.sh/v1alpha1", "apps", "demo"),
     );
+}
+
+/// A `timoni-controller` process against the test's API server (JSON logs in a file, shown
+/// when the test fails); killed on drop.
+struct Controller {
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+impl Controller {
+    fn start(bin: &Path, kubeconfig: &str, dir: &Path) -> Controller {
+        let log = dir.join("controller.log");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(bin)
+            .args(["--kubeconfig", kubeconfig])
+            .args(["--metrics-addr", &format!("127.0.0.1:{port}")])
+            .arg("--cache-dir")
+            .arg(dir.join("controller-cache"))
+            .env("RUST_LOG", "info,kube=warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("the timoni-controller binary starts");
+        Controller { child, log }
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            let logs = std::fs::read_to_string(&self.log).unwrap_or_default();
+            eprintln!("--- controller logs\n{logs}");
+        }
+    }
+}
+
+/// A Project `live` of one component `web`: the controller tests' `cm` module (one ConfigMap)
+/// as instance `team/web`, with `version`.
+fn live_project(dir: &Path, version: &str) {
+    let module = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../timoni-controller/tests/testdata/modules/cm");
+    std::fs::create_dir_all(dir.join("modules/cm/cue.mod")).unwrap();
+    std::fs::create_dir_all(dir.join("bundles")).unwrap();
+    for f in ["timoni.cue", "values.cue", "cue.mod/module.cue"] {
+        std::fs::copy(module.join(f), dir.join("modules/cm").join(f)).unwrap();
+    }
+    std::fs::write(
+        dir.join("project.cue"),
+        "project: {\n\tapiVersion: \"v1alpha1\"\n\tname: \"live\"\n\tcomponents: web: bundle: [\"bundles/web.cue\"]\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("bundles/web.cue"),
+        format!(
+            "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"web\"\n\tinstances: web: {{\n\t\tmodule: url: \"file://../modules/cm\"\n\t\tnamespace: \"team\"\n\t\tvalues: version: \"{version}\"\n\t}}\n}}\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_cli_drives_the_controller_process() {
+    let Some(bin) = common::controller_binary() else {
+        return;
+    };
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let s = Session::new(&env);
+    let c = s.cluster();
+    let project = s.dir.path().join("live");
+    live_project(&project, "v1");
+    let dir = project.display().to_string();
+    let repo = reg.url("team/live");
+    let digest = regex::Regex::new(r"sha256:[0-9a-f]{64}").unwrap();
+    // Table cells are padded to the widest cell, here times with a varying number of digits.
+    let padding = regex::Regex::new(r" +\t| +\n").unwrap();
+    let run = |args: &[&str]| {
+        let out = s.run(args);
+        let out = digest.replace_all(&out, "[DIGEST]");
+        padding
+            .replace_all(&out, |c: &regex::Captures| {
+                c[0].trim_start_matches(' ').to_string()
+            })
+            .into_owned()
+    };
+    let mut all = String::new();
+    let boot = run(&[
+        "project",
+        "bootstrap",
+        &dir,
+        "--repository",
+        &repo,
+        "--push-artifact",
+        "-n",
+        "team",
+        "--interval",
+        "1h",
+        // envtest runs no controller-manager, so the aggregated `admin` ClusterRole is empty.
+        "--service-account-role",
+        "cluster-admin",
+        "--yes",
+        "--wait=false",
+    ]);
+    assert!(boot.contains("exit: 0"), "{boot}");
+
+    // The controller process (as the bootstrapped Deployment would run it) takes the Project
+    // from there; the CLI only talks to the API server.
+    let _controller = Controller::start(&bin, &s.kubeconfig, s.dir.path());
+    let cm = obj("ConfigMap", "v1", "team", "web-main");
+    for args in [
+        vec![
+            "project",
+            "reconcile",
+            "live",
+            "-n",
+            "team",
+            "--wait",
+            "--timeout",
+            "2m",
+        ],
+        vec!["project", "status", "live", "-n", "team"],
+    ] {
+        all.push_str(&run(&args));
+        all.push('\n');
+    }
+    assert_eq!(get(&c, &cm)["data"]["version"], "v1");
+    let p = get(
+        &c,
+        &obj("Project", "projects.timoni.sh/v1alpha1", "team", "live"),
+    );
+    let web = &p["status"]["components"][0];
+    let v1 = p["status"]["lastAppliedDigest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(web["digest"], v1.as_str(), "{p}");
+    assert!(web["startedAt"].is_string(), "{p}");
+    let status = s.run(&["project", "status", "live", "-n", "team"]);
+    let status = padding.replace_all(&status, |c: &regex::Captures| {
+        c[0].trim_start_matches(' ').to_string()
+    });
+    let row = format!("\nweb\tReady\t[TIME]\t{v1}\tteam/web ");
+    assert!(status.contains(&row), "{row:?} not in {status}");
+
+    // Suspended, a new artifact is not applied, and waiting for a reconcile says why.
+    live_project(&project, "v2");
+    all.push_str(&run(&["project", "suspend", "live", "-n", "team"]));
+    all.push('\n');
+    let pushed = run(&[
+        "project",
+        "push",
+        &dir,
+        "--repository",
+        &repo,
+        "--tag",
+        "latest",
+    ]);
+    assert!(pushed.contains("exit: 0"), "{pushed}");
+    for args in [
+        vec![
+            "project",
+            "reconcile",
+            "live",
+            "-n",
+            "team",
+            "--wait",
+            "--timeout",
+            "3s",
+        ],
+        vec!["project", "resume", "live", "-n", "team"],
+        vec![
+            "project",
+            "reconcile",
+            "live",
+            "-n",
+            "team",
+            "--wait",
+            "--timeout",
+            "2m",
+        ],
+    ] {
+        if args[1] == "resume" {
+            assert_eq!(
+                get(&c, &cm)["data"]["version"],
+                "v1",
+                "applied while suspended"
+            );
+        }
+        all.push_str(&run(&args));
+        all.push('\n');
+    }
+    assert_eq!(get(&c, &cm)["data"]["version"], "v2");
+
+    // Deleting waits until the controller has uninstalled the instance and let the Project go;
+    // its Events stay readable.
+    all.push_str(&run(&[
+        "project",
+        "delete",
+        "live",
+        "-n",
+        "team",
+        "--wait",
+        "--timeout",
+        "2m",
+    ]));
+    assert!(c.get(&cm).unwrap().is_none(), "the instance is uninstalled");
+    let events = s.run(&["project", "events", "live", "-n", "team"]);
+    for reason in [
+        "ComponentStarted",
+        "InstanceApplied",
+        "ReconciliationSucceeded",
+        "InstanceDeleted",
+    ] {
+        assert!(events.contains(reason), "no {reason} in {events}");
+    }
+    insta::assert_snapshot!(all);
 }

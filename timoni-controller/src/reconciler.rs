@@ -665,6 +665,7 @@ async fn run_project(
         poll: ctx.poll,
         previous: previous_instances(previous),
         dry_run: false,
+        correct_drift: false,
     };
     let name = key(project);
     let status = tokio::sync::Mutex::new(status);
@@ -743,10 +744,10 @@ async fn run_project(
 }
 
 /// Between artifact changes: dry-runs the applied artifact against the live objects (a
-/// server-side apply dry run of every object of every instance); with `DriftMode::Correct`,
-/// re-applies when anything drifted (objects edited or deleted by hand) and records a
-/// `DriftCorrected` Event listing them, with `Report` only a `DriftDetected` Event. Nothing is
-/// written when nothing drifted.
+/// server-side apply dry run of every object of every instance). With `DriftMode::Correct`,
+/// the objects found drifted (edited or deleted by hand) are applied again, only those, and a
+/// `DriftCorrected` Event lists them; with `Report` only a `DriftDetected` Event. Neither
+/// writes the status nor the inventories: the applied artifact and its instances are the same.
 async fn check_drift(
     project: &Project,
     ctx: &Context,
@@ -769,6 +770,7 @@ async fn check_drift(
         poll: ctx.poll,
         previous: Vec::new(),
         dry_run: true,
+        correct_drift: mode == DriftMode::Correct,
     };
     let changes = std::sync::Mutex::new(Vec::new());
     let outcome = reconcile_loaded(loaded, opts, |e| {
@@ -786,34 +788,24 @@ async fn check_drift(
         Ok(o) => o.failure.clone().map(|f| f.message),
         Err(e) => Some(e.clone()),
     };
+    ctx.failures().remove(&name);
+    if !drifted.is_empty() {
+        tracing::info!(project = %name, digest = %work.digest, objects = %drifted.join(", "), ?mode, "drift");
+        publish(
+            ctx,
+            project,
+            events::drift(mode == DriftMode::Correct, &drifted),
+        )
+        .await;
+    }
     if let Some(f) = failure {
-        // The dry run itself failed (cluster unreachable, forbidden): say so, change nothing.
+        // The dry run or a correction failed (cluster unreachable, forbidden): say so; what
+        // was corrected before is reported above, the rest is tried again next interval.
         tracing::warn!(project = %name, error = %f.replace('\n', "; "), "drift check failed");
-        ctx.failures().remove(&name);
-        return Ok(Action::requeue(interval));
-    }
-    if drifted.is_empty() {
+    } else if drifted.is_empty() {
         tracing::info!(project = %name, digest = %work.digest, "skip: up to date, no drift");
-        ctx.failures().remove(&name);
-        return Ok(Action::requeue(interval));
     }
-    tracing::info!(project = %name, digest = %work.digest, objects = %drifted.join(", "), ?mode, "drift");
-    if mode == DriftMode::Report {
-        publish(ctx, project, events::drift(false, &drifted)).await;
-        return Ok(Action::requeue(interval));
-    }
-    let status = previous.clone();
-    let run = run_project(project, ctx, work, status, previous).await;
-    let failed = run.failure.is_some();
-    if !failed {
-        publish(ctx, project, events::drift(true, &drifted)).await;
-    }
-    let action = finish(project, ctx, previous, run, requested).await?;
-    Ok(if failed {
-        action
-    } else {
-        Action::requeue(interval)
-    })
+    Ok(Action::requeue(interval))
 }
 
 /// Writes the result of a run (status and Event) and turns a failure into an error for
@@ -902,6 +894,7 @@ async fn cleanup(project: &Project, ctx: &Context) -> Result<Action, Error> {
         poll: ctx.poll,
         previous: Vec::new(),
         dry_run: false,
+        correct_drift: false,
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ProjectEvent>();
     let work = blocking(move || {

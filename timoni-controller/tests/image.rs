@@ -1,6 +1,7 @@
 //! The controller's container image (`controller-image`): built twice from the same `.deb`s
 //! (fetched with `apt-get download`), binary and `SOURCE_DATE_EPOCH` it has the same digest;
-//! pushed to a real docker-registry, inspected with `skopeo`, copied out with `skopeo` to an
+//! pushed to a real docker-registry (its digest written into the controller module's values),
+//! inspected with `skopeo`, copied out with `skopeo` to an
 //! OCI layout, unpacked, and its binary started from the unpacked root (`unshare` + `chroot`
 //! as user 65532) against an envtest API server until its `/readyz` answers 200. Skips loudly
 //! without the registry, envtest, `skopeo` or the packages (`TIMONI_REQUIRE_DEBS=1` fails
@@ -20,6 +21,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::PostParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client};
+use timoni_core::project::admin::bootstrap;
 
 const CRD: &str = include_str!("../config/crd/projects.timoni.sh.yaml");
 
@@ -79,16 +81,28 @@ fn the_image_is_reproducible_pushed_inspected_and_its_binary_starts_from_its_roo
         );
     }
 
-    // Built twice: the same digest; the second is pushed.
+    // Built twice: the same digest; the second is pushed and recorded as the controller
+    // module's default image. The binary is the release build `scripts/test` makes
+    // (`$TIMONI_IMAGE_BINARY`), else this test's build.
+    let binary = std::env::var_os("TIMONI_IMAGE_BINARY")
+        .filter(|b| !b.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            eprintln!("note: TIMONI_IMAGE_BINARY is unset: the image holds the test build");
+            env!("CARGO_BIN_EXE_timoni-controller").into()
+        });
+    let values = work.path().join("values.cue");
     let build = |push: bool| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_controller-image"));
         cmd.arg("--binary")
-            .arg(env!("CARGO_BIN_EXE_timoni-controller"))
+            .arg(&binary)
             .arg("--debs")
             .arg(&debs)
             .env("SOURCE_DATE_EPOCH", "1700000000");
         if push {
-            cmd.args(["--push", &reg.url("timoni/controller"), "--tag", "test"]);
+            cmd.args(["--push", &reg.url("timoni/controller"), "--tag", "test"])
+                .arg("--values-file")
+                .arg(&values);
         }
         output(&mut cmd).trim().to_string()
     };
@@ -96,6 +110,13 @@ fn the_image_is_reproducible_pushed_inspected_and_its_binary_starts_from_its_roo
     let digest = build(true);
     assert!(first.starts_with("sha256:"), "{first}");
     assert_eq!(first, digest, "the same inputs gave another image");
+    let recorded = std::fs::read_to_string(&values).unwrap();
+    let pushed = bootstrap::ImageRef {
+        repository: format!("{}/timoni/controller", reg.host()),
+        tag: "test".into(),
+        digest: digest.clone(),
+    };
+    assert_eq!(recorded, bootstrap::image_values_file(&pushed));
 
     // skopeo sees the pushed image, its user and entrypoint.
     let reference = format!("docker://{}/timoni/controller:test", reg.host());

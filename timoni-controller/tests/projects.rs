@@ -1,176 +1,32 @@
 //! Acceptance tests of the controller (issue 8) against real servers: kube-apiservers from the
 //! envtest recipe (`timoni-core/tests/common/envtest.rs`) and Debian's docker-registry
 //! (`timoni-core/tests/support/registry.rs`), the controller running in-process
-//! ([`timoni_controller::run`]) on a tokio runtime, one per API server. Each test skips with a
+//! ([`timoni_controller::run`], `tests/support/cluster.rs`) on a tokio runtime, one per API
+//! server. Each test skips with a
 //! loud message when a server is unavailable. Projects are pushed as real artifacts; their
 //! components use the local module `testdata/modules/cm` (one ConfigMap) shipped inside the
 //! artifact, so no module registry is needed.
 
-#[path = "../../timoni-core/tests/common/envtest.rs"]
-mod envtest;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
+mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client};
+use kube::Api;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
-use timoni_controller::{Settings, run};
+use support::cluster::{Cluster, wait_for};
+use support::envtest;
+use support::project::{bundle, bundle_of, module_dir, project_dir, publish, push};
 use timoni_core::oci::{self, ArtifactUrl, ConnectOptions};
 use timoni_core::project::api::{Project, ProjectStatus};
 
-const CRD: &str = include_str!("../config/crd/projects.timoni.sh.yaml");
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn module_dir() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/testdata/modules/cm"
-    ))
-}
-
-/// Polls `f` every 200 ms until it returns `Some`, failing with `what` after [`TIMEOUT`].
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        if let Some(t) = f() {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// One API server with the CRD installed and a controller running against it.
-struct Cluster {
-    rt: Arc<tokio::runtime::Runtime>,
-    client: Client,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
-    metrics: Arc<Mutex<Option<std::net::SocketAddr>>>,
-    _cache: tempfile::TempDir,
-    env: envtest::Envtest,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.task.take() {
-            let _ = self
-                .rt
-                .block_on(async { tokio::time::timeout(Duration::from_secs(10), t).await });
-        }
-    }
-}
-
-fn runtime() -> Arc<tokio::runtime::Runtime> {
-    Arc::new(
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap(),
-    )
-}
-
 impl Cluster {
-    fn start(rt: &Arc<tokio::runtime::Runtime>) -> Option<Cluster> {
-        Cluster::start_with(rt, None)
-    }
-
-    /// Like [`Cluster::start`], the controller electing itself leader with this Lease.
-    fn start_with(
-        rt: &Arc<tokio::runtime::Runtime>,
-        lease: Option<timoni_controller::LeaseSettings>,
-    ) -> Option<Cluster> {
-        // The controller's logs, shown for failed tests.
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter("info,kube=warn")
-            .with_test_writer()
-            .try_init();
-        let env = envtest::Envtest::start()?;
-        let kubeconfig = Kubeconfig::read_from(env.kubeconfig()).unwrap();
-        let config = rt
-            .block_on(kube::Config::from_custom_kubeconfig(
-                kubeconfig,
-                &KubeConfigOptions::default(),
-            ))
-            .unwrap();
-        let client = rt
-            .block_on(async { Client::try_from(config.clone()) })
-            .unwrap();
-        // The checked-in CRD must be accepted by the (1.20) API server.
-        let crd: CustomResourceDefinition = serde_yaml_ng::from_str(CRD).unwrap();
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        rt.block_on(crds.create(&PostParams::default(), &crd))
-            .expect("the API server accepts the checked-in CRD");
-        wait_for("the CRD to be established", || {
-            let c = rt.block_on(crds.get("projects.projects.timoni.sh")).ok()?;
-            let established = c
-                .status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            established.then_some(())
-        });
-        let cache = tempfile::tempdir().unwrap();
-        let mut settings = Settings::new(config, cache.path().to_path_buf());
-        settings.poll = Duration::from_millis(200);
-        settings.leader_election = lease;
-        settings.metrics_addr = Some("127.0.0.1:0".parse().unwrap());
-        let metrics = Arc::new(Mutex::new(None));
-        let m = metrics.clone();
-        settings.on_metrics_bound = Some(Arc::new(move |a| *m.lock().unwrap() = Some(a)));
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = rt.spawn(run(settings, async move {
-            let _ = rx.await;
-        }));
-        Some(Cluster {
-            rt: rt.clone(),
-            client,
-            stop: Some(tx),
-            task: Some(task),
-            metrics,
-            _cache: cache,
-            env,
-        })
-    }
-
-    fn block<F: Future>(&self, f: F) -> F::Output {
-        self.rt.block_on(f)
-    }
-
-    /// Server-side applies `obj`, namespaced when it names a namespace.
-    fn apply<K>(&self, obj: serde_json::Value)
-    where
-        K: kube::Resource<DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + serde::Serialize
-            + std::fmt::Debug,
-    {
-        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
-        let ar = kube::api::ApiResource::erase::<K>(&());
-        let api: Api<kube::api::DynamicObject> = match obj["metadata"]["namespace"].as_str() {
-            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
-            None => Api::all_with(self.client.clone(), &ar),
-        };
-        let pp = PatchParams::apply("projects-test").force();
-        self.block(api.patch(&name, &pp, &Patch::Apply(&obj)))
-            .unwrap_or_else(|e| panic!("apply {name}: {e}"));
-    }
-
     /// A namespace with a service account bound to `cluster-admin`, with `pull_secret` (a
     /// dockerconfigjson) as its image pull secret when given.
     fn tenant(&self, ns: &str, sa: &str, admin: bool, pull_secret: Option<serde_json::Value>) {
@@ -211,59 +67,6 @@ impl Cluster {
         }));
     }
 
-    fn project(&self, ns: &str, name: &str) -> Option<Project> {
-        let api: Api<Project> = Api::namespaced(self.client.clone(), ns);
-        self.block(api.get_opt(name)).unwrap()
-    }
-
-    fn status(&self, ns: &str, name: &str) -> ProjectStatus {
-        self.project(ns, name)
-            .and_then(|p| p.status)
-            .unwrap_or_default()
-    }
-
-    /// Waits until the Project's `Ready` condition has `status` and `reason`; returns the status.
-    fn wait_ready(&self, ns: &str, name: &str, status: &str, reason: &str) -> ProjectStatus {
-        let mut last = None;
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let st = self.status(ns, name);
-            let ready = st.conditions.iter().find(|c| c.type_ == "Ready").cloned();
-            if ready
-                .as_ref()
-                .is_some_and(|c| c.status == status && c.reason == reason)
-            {
-                return st;
-            }
-            last = ready.or(last);
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {ns}/{name} Ready={status} {reason}; last: {last:?}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn config_map(&self, ns: &str, name: &str) -> Option<BTreeMap<String, String>> {
-        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), ns);
-        self.block(api.get_opt(name))
-            .unwrap()
-            .map(|c| c.data.unwrap_or_default())
-    }
-
-    fn events(&self, ns: &str, reason: &str) -> Vec<Event> {
-        let api: Api<Event> = Api::namespaced(self.client.clone(), ns);
-        let mut list: Vec<Event> = self
-            .block(api.list(&ListParams::default()))
-            .unwrap()
-            .items
-            .into_iter()
-            .filter(|e| e.reason.as_deref() == Some(reason))
-            .collect();
-        list.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
-        list
-    }
-
     fn annotate(&self, ns: &str, name: &str, key: &str, value: &str) {
         let api: Api<Project> = Api::namespaced(self.client.clone(), ns);
         let patch = json!({"metadata": {"annotations": {key: value}}});
@@ -279,95 +82,6 @@ impl Cluster {
             self.project(ns, name).is_none().then_some(())
         });
     }
-
-    /// The response (status line, headers, body) of `GET path` on the metrics server.
-    fn http_get(&self, path: &str) -> String {
-        use std::io::{Read, Write};
-        let addr = wait_for("the metrics server", || *self.metrics.lock().unwrap());
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        text
-    }
-
-    /// `timoni_controller_reconciles_total` from `/metrics`.
-    fn reconciles(&self) -> u64 {
-        let text = self.http_get("/metrics");
-        text.lines()
-            .find_map(|l| l.strip_prefix("timoni_controller_reconciles_total "))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no reconcile counter in:\n{text}"))
-    }
-}
-
-/// A Project directory: the `cm` module and `files` (path, text).
-fn project_dir(files: &[(&str, String)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let m = dir.path().join("modules/cm");
-    std::fs::create_dir_all(m.join("cue.mod")).unwrap();
-    for f in ["timoni.cue", "values.cue", "cue.mod/module.cue"] {
-        std::fs::copy(module_dir().join(f), m.join(f)).unwrap();
-    }
-    for (path, text) in files {
-        let p = dir.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
-
-/// Writes `files` as a Project directory and pushes it as `url:latest`; returns the digest.
-fn publish(files: &[(&str, String)], url: &str) -> String {
-    let dir = project_dir(files);
-    push(dir.path(), url, &["latest"], None)
-}
-
-/// A bundle of one `cm` instance `name` in `namespace` with `version`, and the cluster name
-/// from the Project's annotation.
-fn bundle(name: &str, namespace: &str, version: &str) -> String {
-    bundle_of(name, namespace, version, r#"url: "file://../modules/cm""#)
-}
-
-/// Like [`bundle`], with `module` as the body of the instance's `module` field.
-fn bundle_of(name: &str, namespace: &str, version: &str, module: &str) -> String {
-    format!(
-        r#"bundle: {{
-	apiVersion: "v1alpha1"
-	name: "{name}"
-	instances: "{name}": {{
-		module: {{{module}}}
-		namespace: "{namespace}"
-		values: version: "{version}"
-		values: cluster: string @timoni(runtime:string:TIMONI_CLUSTER_NAME)
-	}}
-}}
-"#
-    )
-}
-
-/// Pushes `dir` to `url` under `tags` without checking it (so that broken Projects can be
-/// published too); returns the digest.
-fn push(dir: &Path, url: &str, tags: &[&str], creds: Option<&str>) -> String {
-    let url = ArtifactUrl::parse(url).unwrap();
-    let connect = ConnectOptions {
-        creds: creds.map(str::to_string),
-        ..Default::default()
-    };
-    let registry = oci::connect(&url, &connect).unwrap();
-    let tags: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
-    oci::push_artifact(
-        &registry,
-        dir,
-        &url,
-        &tags,
-        timoni_core::project::source::CONTENT_TYPE_PROJECT,
-        &BTreeMap::new(),
-        None,
-        false,
-    )
-    .unwrap()
-    .digest
 }
 
 /// `(component, start, end)` of each `InstanceApplied` Event, from its note.
@@ -393,11 +107,10 @@ fn staging_and_production_follow_their_tags_in_needs_order_without_idle_writes()
     let Some(reg) = registry::start(Some(("ci", "s3cret"))) else {
         return;
     };
-    let rt = runtime();
-    let Some(staging) = Cluster::start(&rt) else {
+    let Some(staging) = Cluster::start(|_| {}) else {
         return;
     };
-    let Some(production) = Cluster::start(&rt) else {
+    let Some(production) = Cluster::start(|_| {}) else {
         return;
     };
     let url = reg.url("fleet/project");
@@ -611,14 +324,14 @@ fn staging_and_production_follow_their_tags_in_needs_order_without_idle_writes()
 /// A TCP proxy in front of the registry that can be stopped ("registry down") and started
 /// again on the same port.
 struct Proxy {
-    rt: Arc<tokio::runtime::Runtime>,
+    rt: std::sync::Arc<tokio::runtime::Runtime>,
     port: u16,
     upstream: u16,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Proxy {
-    fn new(rt: &Arc<tokio::runtime::Runtime>, upstream: u16) -> Proxy {
+    fn new(rt: &std::sync::Arc<tokio::runtime::Runtime>, upstream: u16) -> Proxy {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -674,11 +387,10 @@ fn failures_end_ready_false_with_their_reason_and_recover_then_delete_uninstalls
     let Some(reg) = registry::start(None) else {
         return;
     };
-    let rt = runtime();
-    let Some(c) = Cluster::start(&rt) else {
+    let Some(c) = Cluster::start(|_| {}) else {
         return;
     };
-    let mut proxy = Proxy::new(&rt, reg.port);
+    let mut proxy = Proxy::new(&c.rt, reg.port);
     let push_url = reg.url("team/solo");
     let url = format!("oci://127.0.0.1:{}/team/solo", proxy.port);
     let web = ("bundles/web.cue", bundle("web", "web", "v1"));
@@ -870,14 +582,13 @@ fn a_service_account_cannot_escape_its_namespace_and_orphaned_projects_leave_the
     let Some(reg) = registry::start(None) else {
         return;
     };
-    let rt = runtime();
     let lease = timoni_controller::LeaseSettings {
         name: "timoni-controller".into(),
         namespace: "default".into(),
         identity: "replica-1".into(),
         duration: Duration::from_secs(6),
     };
-    let Some(c) = Cluster::start_with(&rt, Some(lease)) else {
+    let Some(c) = Cluster::start(|s| s.leader_election = Some(lease)) else {
         return;
     };
     assert!(
@@ -1003,8 +714,7 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
     let Some(reg) = registry::start(None) else {
         return;
     };
-    let rt = runtime();
-    let Some(c) = Cluster::start(&rt) else {
+    let Some(c) = Cluster::start(|_| {}) else {
         return;
     };
     let url = reg.url("team/solo");
@@ -1047,8 +757,19 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
     };
     let since = ready_since(&st);
 
-    // Edited by hand: re-applied within an interval, reported as DriftCorrected.
+    // Edited by hand: re-applied within an interval, reported as DriftCorrected. Only that
+    // object is applied: no run (no component start, no instance apply, no status write) and
+    // the instance's inventory is not written again.
     let cms: Api<ConfigMap> = Api::namespaced(c.client.clone(), "web");
+    let secrets: Api<Secret> = Api::namespaced(c.client.clone(), "web");
+    let inventory_version = || {
+        c.block(secrets.get("timoni.web"))
+            .unwrap()
+            .metadata
+            .resource_version
+    };
+    let inventory = inventory_version();
+    let applied_events = c.events("team", "InstanceApplied").len();
     let tamper = json!({"data": {"version": "tampered"}});
     c.block(cms.patch("web-main", &PatchParams::default(), &Patch::Merge(&tamper)))
         .unwrap();
@@ -1079,6 +800,13 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
     assert!(note.ends_with("\nConfigMap/web/web-main created"), "{note}");
     let st = c.status("team", "solo");
     assert_eq!(ready_since(&st), since, "Ready did not transition");
+    assert_eq!(
+        st.components[0].started_at, web.started_at,
+        "a drift correction is not a run"
+    );
+    assert_eq!(c.events("team", "ComponentStarted").len(), 1);
+    assert_eq!(c.events("team", "InstanceApplied").len(), applied_events);
+    assert_eq!(inventory_version(), inventory, "the inventory was written");
 
     // Report only: the drift is recorded and left in place.
     let api: Api<Project> = Api::namespaced(c.client.clone(), "team");
@@ -1135,7 +863,7 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
         ("False", "BuildFailed")
     );
     assert!(ready.message.len() <= 1000);
-    let cache = c._cache.path().display().to_string();
+    let cache = c.cache_dir().display().to_string();
     for text in [&ready.message, st.components[0].error.as_ref().unwrap()] {
         assert!(!text.contains(&cache) && !text.contains("/tmp/"), "{text}");
         assert!(

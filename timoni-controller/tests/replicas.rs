@@ -5,12 +5,10 @@
 //! `delete --wait` (`timoni_core::project::admin::ops`) against that process.
 //! Skips loudly without envtest or docker-registry (see `timoni-core/tests/common/envtest.rs`).
 
-#[path = "../../timoni-core/tests/common/envtest.rs"]
-mod envtest;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
+mod support;
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -19,29 +17,15 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client};
+use kube::Api;
 use serde_json::json;
+use support::cluster::{ApiServer, wait_within as wait_for};
+use support::project::publish;
 use timoni_core::cluster::kube::{KubeCluster, KubeOptions};
-use timoni_core::oci::{self, ArtifactUrl, ConnectOptions};
 use timoni_core::project::admin::ops;
 use timoni_core::project::api::Project;
 
-const CRD: &str = include_str!("../config/crd/projects.timoni.sh.yaml");
 const LEASE: Duration = Duration::from_secs(4);
-
-fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(t) = f() {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
 
 /// A controller process; killed on drop. Its stderr (JSON logs) goes to a file.
 struct Replica {
@@ -102,47 +86,17 @@ impl Drop for Replica {
     }
 }
 
-fn project_files(dir: &Path, version: &str) {
-    let module = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/testdata/modules/cm"
-    ));
-    std::fs::create_dir_all(dir.join("modules/cm/cue.mod")).unwrap();
-    std::fs::create_dir_all(dir.join("bundles")).unwrap();
-    for f in ["timoni.cue", "values.cue", "cue.mod/module.cue"] {
-        std::fs::copy(module.join(f), dir.join("modules/cm").join(f)).unwrap();
-    }
-    std::fs::write(
-        dir.join("project.cue"),
-        "project: {\n\tapiVersion: \"v1alpha1\"\n\tname: \"solo\"\n\tcomponents: web: bundle: [\"bundles/web.cue\"]\n}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("bundles/web.cue"),
-        format!(
-            "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"web\"\n\tinstances: web: {{\n\t\tmodule: url: \"file://../modules/cm\"\n\t\tnamespace: \"web\"\n\t\tvalues: version: \"{version}\"\n\t}}\n}}\n"
-        ),
-    )
-    .unwrap();
-}
-
+/// Pushes the Project `solo` (one instance `web/web` of the `cm` module with `version`) to
+/// `url:latest`; returns the digest.
 fn push(url: &str, version: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    project_files(dir.path(), version);
-    let url = ArtifactUrl::parse(url).unwrap();
-    let registry = oci::connect(&url, &ConnectOptions::default()).unwrap();
-    oci::push_artifact(
-        &registry,
-        dir.path(),
-        &url,
-        &["latest".to_string()],
-        timoni_core::project::source::CONTENT_TYPE_PROJECT,
-        &BTreeMap::new(),
-        None,
-        false,
+    let bundle = format!(
+        "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"web\"\n\tinstances: web: {{\n\t\tmodule: url: \"file://../modules/cm\"\n\t\tnamespace: \"web\"\n\t\tvalues: version: \"{version}\"\n\t}}\n}}\n"
+    );
+    let project = "project: {\n\tapiVersion: \"v1alpha1\"\n\tname: \"solo\"\n\tcomponents: web: bundle: [\"bundles/web.cue\"]\n}\n";
+    publish(
+        &[("project.cue", project.into()), ("bundles/web.cue", bundle)],
+        url,
     )
-    .unwrap()
-    .digest
 }
 
 #[test]
@@ -150,53 +104,21 @@ fn only_the_leader_reconciles_and_killing_it_hands_over() {
     let Some(reg) = registry::start(None) else {
         return;
     };
-    let Some(env) = envtest::Envtest::start() else {
+    let Some(server) = ApiServer::start() else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let config = rt
-        .block_on(kube::Config::from_custom_kubeconfig(
-            Kubeconfig::read_from(env.kubeconfig()).unwrap(),
-            &KubeConfigOptions::default(),
-        ))
-        .unwrap();
-    let client = rt
-        .block_on(async { Client::try_from(config.clone()) })
-        .unwrap();
-    let crd: CustomResourceDefinition = serde_yaml_ng::from_str(CRD).unwrap();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    rt.block_on(crds.create(&PostParams::default(), &crd))
-        .unwrap();
-    wait_for("the CRD", Duration::from_secs(30), || {
-        let c = rt.block_on(crds.get("projects.projects.timoni.sh")).ok()?;
-        c.status?
-            .conditions?
-            .iter()
-            .any(|c| c.type_ == "Established" && c.status == "True")
-            .then_some(())
-    });
-    let pp = PatchParams::apply("replicas-test").force();
-    let ns: Api<Namespace> = Api::all(client.clone());
+    let (rt, client, env) = (&server.rt, server.client.clone(), &server.env);
     for n in ["team", "web"] {
-        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}});
-        rt.block_on(ns.patch(n, &pp, &Patch::Apply(&obj))).unwrap();
+        server.apply::<Namespace>(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}),
+        );
     }
-    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "team");
-    let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
-        "metadata": {"name": "deployer", "namespace": "team"}});
-    rt.block_on(sas.patch("deployer", &pp, &Patch::Apply(&sa)))
-        .unwrap();
-    let crbs: Api<ClusterRoleBinding> = Api::all(client.clone());
-    let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "team-deployer"},
+    server.apply::<ServiceAccount>(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "deployer", "namespace": "team"}}));
+    server.apply::<ClusterRoleBinding>(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding", "metadata": {"name": "team-deployer"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-        "subjects": [{"kind": "ServiceAccount", "name": "deployer", "namespace": "team"}]});
-    rt.block_on(crbs.patch("team-deployer", &pp, &Patch::Apply(&crb)))
-        .unwrap();
+        "subjects": [{"kind": "ServiceAccount", "name": "deployer", "namespace": "team"}]}));
 
     let url = reg.url("team/solo");
     let v1 = push(&url, "v1");
@@ -204,12 +126,12 @@ fn only_the_leader_reconciles_and_killing_it_hands_over() {
     let mut a = Some(Replica::start(&env.kubeconfig(), dir.path(), "replica-a"));
     let b = Replica::start(&env.kubeconfig(), dir.path(), "replica-b");
     let projects: Api<Project> = Api::namespaced(client.clone(), "team");
-    let project = json!({"apiVersion": "projects.timoni.sh/v1alpha1", "kind": "Project",
+    server.apply::<Project>(
+        json!({"apiVersion": "projects.timoni.sh/v1alpha1", "kind": "Project",
         "metadata": {"name": "solo", "namespace": "team"},
         "spec": {"serviceAccountName": "deployer", "source": {"repository": url},
-            "interval": "1s", "timeout": "30s"}});
-    rt.block_on(projects.patch("solo", &pp, &Patch::Apply(&project)))
-        .unwrap();
+            "interval": "1s", "timeout": "30s"}}),
+    );
     let applied = |digest: &str| {
         let p = rt.block_on(projects.get("solo")).ok()?;
         (p.status?.last_applied_digest.as_deref() == Some(digest)).then_some(())

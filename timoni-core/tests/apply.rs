@@ -818,3 +818,67 @@ fn delete_keeps_the_inventory_when_the_wait_times_out() {
     );
     assert!(c.get(&held).unwrap().is_none());
 }
+
+/// Drift correction re-applies what was edited or deleted since the apply, and only that: the
+/// other objects are reported unchanged, a present one-off object is left alone, and the
+/// inventory Secret is not written.
+#[test]
+fn correct_drift_applies_only_what_drifted() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let c = connect(&env);
+    let tmp = tempfile::tempdir().unwrap();
+    let ns = "drift";
+    let req = request(ns, "", tmp.path());
+    apply(&c, &req);
+    let inventory = secret_json(&c, ns)["metadata"]["resourceVersion"].clone();
+    c.merge_patch(&cm(ns, "t-main"), &json!({"data": {"v": "edited"}}))
+        .unwrap();
+    c.merge_patch(&cm(ns, "t-once"), &json!({"data": {"v": "edited"}}))
+        .unwrap();
+    assert!(c.delete(&cm(ns, "t-extra"), false).unwrap());
+
+    let mut fix = req.clone();
+    fix.dry_run = true;
+    fix.correct_drift = true;
+    let changes = apply(&c, &fix);
+    let drifted: Vec<&(String, Action)> = changes
+        .iter()
+        .filter(|(_, a)| *a != Action::Unchanged)
+        .collect();
+    assert_eq!(
+        drifted,
+        [
+            &("ConfigMap/drift/t-extra".to_string(), Action::Created),
+            &("ConfigMap/drift/t-main".to_string(), Action::Configured),
+            &("ConfigMap/drift/t-once".to_string(), Action::Skipped),
+        ],
+        "{changes:?}"
+    );
+    assert_eq!(changes.len(), 8, "{changes:?}");
+    assert_eq!(
+        c.get(&cm(ns, "t-main")).unwrap().unwrap()["data"]["v"],
+        "one"
+    );
+    assert!(c.get(&cm(ns, "t-extra")).unwrap().is_some());
+    assert_eq!(
+        c.get(&cm(ns, "t-once")).unwrap().unwrap()["data"]["v"],
+        "edited",
+        "one-off objects are applied only when absent"
+    );
+    assert_eq!(
+        secret_json(&c, ns)["metadata"]["resourceVersion"],
+        inventory,
+        "the inventory was written"
+    );
+
+    // A second pass finds nothing left to correct.
+    let again = apply(&c, &fix);
+    assert!(
+        again
+            .iter()
+            .all(|(_, a)| matches!(a, Action::Unchanged | Action::Skipped)),
+        "{again:?}"
+    );
+}

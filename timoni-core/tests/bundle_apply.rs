@@ -120,6 +120,7 @@ fn bundles_apply_per_runtime_group_stop_at_the_first_failing_cluster_and_delete_
         package: "main".into(),
         dry_run: false,
         diff: false,
+        correct_drift: false,
         force: false,
         overwrite_ownership: false,
         wait: true,

@@ -81,6 +81,7 @@ fn run(
         poll: std::time::Duration::from_millis(200),
         previous,
         dry_run: false,
+        correct_drift: false,
     };
     let outcome = reconcile_project(&project, &target, connector, None, &opts, &|e| {
         events.lock().unwrap().push((Instant::now(), e))

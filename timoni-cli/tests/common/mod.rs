@@ -110,3 +110,39 @@ pub fn corpus_path(rel: &str) -> Option<PathBuf> {
         None
     }
 }
+
+/// The `timoni-controller` binary built beside `timoni` (`cargo test --workspace` builds both;
+/// `$TIMONI_CONTROLLER_BIN` overrides it). `None`, after a loud skip (see [`skip`], component
+/// `ENVTEST`: the tests that need it are cluster tests), when it is missing. A binary older than
+/// the sources it is built from fails the test instead of testing old code.
+pub fn controller_binary() -> Option<PathBuf> {
+    let bin = match std::env::var_os("TIMONI_CONTROLLER_BIN") {
+        Some(b) if !b.is_empty() => PathBuf::from(b),
+        _ => Path::new(env!("CARGO_BIN_EXE_timoni")).with_file_name("timoni-controller"),
+    };
+    let Ok(built) = std::fs::metadata(&bin).and_then(|m| m.modified()) else {
+        skip(
+            "ENVTEST",
+            &format!(
+                "{} is missing: build it with `cargo build -p timoni-controller`",
+                bin.display()
+            ),
+        );
+        return None;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for dir in ["timoni-controller/src", "timoni-core/src", "cue-eval/src"] {
+        let newer = walkdir::WalkDir::new(root.join(dir))
+            .into_iter()
+            .filter_map(Result::ok)
+            .find(|e| e.metadata().ok().and_then(|m| m.modified().ok()) > Some(built));
+        if let Some(e) = newer {
+            panic!(
+                "{} is older than {}: rebuild it with `cargo build -p timoni-controller`",
+                bin.display(),
+                e.path().display()
+            );
+        }
+    }
+    Some(bin)
+}

@@ -6,10 +6,12 @@
 //! reproducible: the same `.deb`s, binary and `SOURCE_DATE_EPOCH` give the same digest.
 //!
 //! ```text
-//! cargo build --release -p timoni-controller
+//! cargo build --profile image -p timoni-controller --bin timoni-controller
 //! cargo run -p timoni-controller --bin controller-image -- \
-//!     --binary target/release/timoni-controller --push oci://ghcr.io/me/timoni-controller --tag v0.1.0
+//!     --binary target/image/timoni-controller --push oci://ghcr.io/me/timoni-controller --tag v0.1.0
 //! ```
+//!
+//! With `--values-file`, the pushed image (by digest) becomes the controller module's default.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
@@ -19,6 +21,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context as _, bail};
 use clap::Parser;
 use timoni_core::oci::{self, ArtifactUrl, ConnectOptions, ContainerSpec};
+use timoni_core::project::admin::bootstrap;
 
 /// The Debian packages of the root filesystem.
 const PACKAGES: &[&str] = &["libc6", "libgcc-s1", "ca-certificates", "tzdata"];
@@ -48,6 +51,11 @@ struct Args {
     creds: Option<String>,
     #[arg(long)]
     registry_insecure: bool,
+    /// With --push: write the controller module's `values.cue` naming the pushed image by the
+    /// digest the registry answered (`timoni-core/blueprints/controller/values.cue` for a
+    /// release), so that `timoni project bootstrap` installs it by digest.
+    #[arg(long, requires = "push")]
+    values_file: Option<PathBuf>,
 }
 
 fn run(cmd: &mut Command) -> anyhow::Result<()> {
@@ -258,6 +266,16 @@ fn build(args: &Args) -> anyhow::Result<()> {
         let registry = oci::connect(&url, &connect)?;
         oci::push_container_image(&registry, &url, &args.tag, &image)?;
         eprintln!("pushed {url}:{} @ {}", args.tag, image.digest);
+        if let Some(path) = &args.values_file {
+            let pushed = bootstrap::ImageRef {
+                repository: url.repo(),
+                tag: args.tag.clone(),
+                digest: image.digest.clone(),
+            };
+            std::fs::write(path, bootstrap::image_values_file(&pushed))
+                .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
     }
     println!("{}", image.digest);
     Ok(())

@@ -5,7 +5,9 @@
 //!    labels, strip the namespace of cluster-scoped kinds, and compute the new inventory.
 //! 2. Read the stored inventory and check bundle ownership. Stale objects are the old inventory
 //!    and any pending revision, minus the new inventory.
-//! 3. `dry_run`: a server dry run per object, reported (with diffs on request) and nothing more.
+//! 3. `dry_run`: a server dry run per object, reported (with diffs on request) and nothing more;
+//!    with `correct_drift`, the objects the dry run would create or change are applied, in the
+//!    same order (drift correction between two applies of the same build).
 //! 4. Install: the intended inventory is saved before anything else is touched; upgrade: a
 //!    changed inventory is saved as `pending` (with the entries of an earlier pending revision,
 //!    so that nothing an interrupted run applied is forgotten).
@@ -59,6 +61,10 @@ pub struct ApplyRequest {
     pub dry_run: bool,
     /// With `dry_run`: compute diffs (Secret data masked).
     pub diff: bool,
+    /// With `dry_run`: apply the objects the dry run would create or change (drift correction:
+    /// objects deleted or edited by hand since the last apply), and only those. The inventory
+    /// is neither read for pruning nor written, and nothing is waited for.
+    pub correct_drift: bool,
     pub force: bool,
     pub overwrite_ownership: bool,
     pub wait: bool,
@@ -80,6 +86,7 @@ impl ApplyRequest {
             bundle: None,
             dry_run: false,
             diff: false,
+            correct_drift: false,
             force: false,
             overwrite_ownership: false,
             wait: true,
@@ -722,6 +729,11 @@ pub fn apply_instance_sharing(
                     Some(l) if comparable(l) == comparable(&out) => Action::Unchanged,
                     Some(_) => Action::Configured,
                 };
+                if req.correct_drift && matches!(action, Action::Created | Action::Configured) {
+                    let c = apply_one(cluster, p, req.force, req.timeout, req.poll)?;
+                    emit(events, &mut changes, c);
+                    continue;
+                }
                 let d =
                     (req.diff && action != Action::Unchanged).then(|| diff(live.as_ref(), &out));
                 emit(

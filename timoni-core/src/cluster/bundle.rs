@@ -30,6 +30,8 @@ pub struct BundleApplyRequest {
     pub package: String,
     pub dry_run: bool,
     pub diff: bool,
+    /// With `dry_run`: apply what drifted, only that (see [`ApplyRequest::correct_drift`]).
+    pub correct_drift: bool,
     pub force: bool,
     pub overwrite_ownership: bool,
     pub wait: bool,
@@ -292,6 +294,7 @@ fn apply_one(
     ar.bundle = Some(bundle_name.to_string());
     ar.dry_run = req.dry_run || req.diff;
     ar.diff = req.diff;
+    ar.correct_drift = req.correct_drift && ar.dry_run;
     ar.force = req.force;
     ar.overwrite_ownership = true;
     ar.wait = req.wait;

@@ -44,6 +44,9 @@ pub struct ReconcileOptions {
     /// Server-side apply dry runs only (a drift check): nothing is changed, waited for or
     /// pruned; the instance events report what an apply would create or configure.
     pub dry_run: bool,
+    /// With `dry_run`: apply the objects the dry run finds drifted (deleted or edited since the
+    /// last apply), only those; the instance events report them created or configured.
+    pub correct_drift: bool,
 }
 
 impl Default for ReconcileOptions {
@@ -53,6 +56,7 @@ impl Default for ReconcileOptions {
             poll: Duration::from_secs(2),
             previous: Vec::new(),
             dry_run: false,
+            correct_drift: false,
         }
     }
 }
@@ -476,6 +480,7 @@ fn run_component(
         package: "main".into(),
         dry_run: opts.dry_run,
         diff: false,
+        correct_drift: opts.dry_run && opts.correct_drift,
         force: false,
         overwrite_ownership: false,
         wait: !opts.dry_run,

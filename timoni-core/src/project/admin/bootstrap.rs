@@ -90,8 +90,10 @@ pub fn split_image(image: &str, default_tag: &str) -> Result<ImageRef, AdminErro
 /// The controller's installation.
 #[derive(Clone, Debug)]
 pub struct ControllerInstall {
-    /// The image, `repo[:tag][@digest]` (tag default: `version`).
-    pub image: String,
+    /// The image, `repo[:tag][@digest]` (tag default: `version`); `None`: the image the
+    /// module's `values.cue` names (written by `controller-image --values-file` when it pushes
+    /// a release, see [`image_values_file`]).
+    pub image: Option<String>,
     /// The version recorded as the module version (the CLI's version).
     pub version: String,
     /// Wait for the Deployment to become ready.
@@ -112,19 +114,52 @@ pub fn controller_values(image: &ImageRef) -> Data {
     )])
 }
 
+/// The controller module's `values.cue` naming `image` as the default: what the image tool
+/// writes into `timoni-core/blueprints/controller/values.cue` with the digest the registry
+/// answered when it pushed, so that `project bootstrap` installs that image by digest.
+pub fn image_values_file(image: &ImageRef) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    format!(
+        "// Default values. Timoni merges the user-supplied values over these ones;
+// they must be concrete and this file must have no imports.
+//
+// The image is the one `controller-image --push ... --values-file` pushed last, with the
+// digest the registry answered; `timoni project bootstrap` installs it by digest unless
+// --controller-image is given.
+
+@if(!debug)
+
+package main
+
+values: {{
+	image: {{
+		repository: *{} | string
+		tag:        *{} | string
+		digest:     *{} | string
+	}}
+}}
+",
+        q(&image.repository),
+        q(&image.tag),
+        q(&image.digest)
+    )
+}
+
 /// The apply request of the controller module written in `module_dir`.
 pub fn controller_request(
     module_dir: &Path,
     install: &ControllerInstall,
 ) -> Result<ApplyRequest, AdminError> {
-    let image = split_image(&install.image, &install.version)?;
     let mut build = BuildOptions::new(
         CONTROLLER_NAME,
         CONTROLLER_NAMESPACE,
         &module_dir.display().to_string(),
     );
     build.module_version = install.version.clone();
-    build.values_data = vec![controller_values(&image)];
+    if let Some(image) = &install.image {
+        let image = split_image(image, &install.version)?;
+        build.values_data = vec![controller_values(&image)];
+    }
     let mut req = ApplyRequest::new(build);
     req.module = ModuleReference {
         name: CONTROLLER_MODULE.into(),
@@ -456,12 +491,66 @@ mod tests {
         }
     }
 
+    /// The Deployment's image when the controller module in `dir` is built with `image`.
+    fn deployed_image(dir: &Path, image: Option<&str>) -> Value {
+        let install = ControllerInstall {
+            image: image.map(str::to_string),
+            version: "0.1.0".into(),
+            wait: false,
+            timeout: Duration::from_secs(1),
+            poll: Duration::from_millis(10),
+        };
+        let req = controller_request(dir, &install).unwrap();
+        let built = crate::instance::build(&req.build).unwrap();
+        let dep = built
+            .objects()
+            .iter()
+            .map(|d| serde_json::from_str::<Value>(&cue_eval::encode::to_json_compact(d)).unwrap())
+            .find(|o| o["kind"] == "Deployment")
+            .unwrap();
+        dep["spec"]["template"]["spec"]["containers"][0]["image"].clone()
+    }
+
+    #[test]
+    fn the_default_image_is_the_one_the_image_tool_recorded() {
+        // The checked-in values are in the format the image tool writes; no image was pushed
+        // from this checkout, so they name the tag without a digest.
+        let checked_in = include_str!("../../../blueprints/controller/values.cue");
+        let unreleased = ImageRef {
+            repository: DEFAULT_CONTROLLER_REPOSITORY.into(),
+            tag: "latest".into(),
+            digest: String::new(),
+        };
+        assert_eq!(checked_in, image_values_file(&unreleased));
+        let tmp = tempfile::tempdir().unwrap();
+        write_controller_module(tmp.path()).unwrap();
+        assert_eq!(
+            deployed_image(tmp.path(), None),
+            "ghcr.io/timoni-rs/timoni-controller:latest"
+        );
+        // After a push: the digest the registry answered, and --controller-image still wins.
+        let pushed = ImageRef {
+            repository: "registry.example:5000/timoni/controller".into(),
+            tag: "v1.2.3".into(),
+            digest: "sha256:0123abcd".into(),
+        };
+        std::fs::write(tmp.path().join("values.cue"), image_values_file(&pushed)).unwrap();
+        assert_eq!(
+            deployed_image(tmp.path(), None),
+            "registry.example:5000/timoni/controller@sha256:0123abcd"
+        );
+        assert_eq!(
+            deployed_image(tmp.path(), Some("other.example/c:v9")),
+            "other.example/c:v9"
+        );
+    }
+
     #[test]
     fn the_controller_module_builds_its_objects() {
         let tmp = tempfile::tempdir().unwrap();
         write_controller_module(tmp.path()).unwrap();
         let install = ControllerInstall {
-            image: "registry.example:5000/timoni/controller@sha256:abc".into(),
+            image: Some("registry.example:5000/timoni/controller@sha256:abc".into()),
             version: "0.1.0".into(),
             wait: false,
             timeout: Duration::from_secs(1),
