@@ -89,6 +89,7 @@ fn apply_list_status_inspect_and_delete() {
         vec!["inspect", "values", "t", "-n", "cli"],
         vec!["inspect", "resources", "t", "-n", "cli"],
         vec!["apply", "t", &m, "-n", "cli", "-f", "v2.cue"],
+        vec!["inspect", "values", "t", "-n", "cli"],
         vec!["list", "-n", "cli", "--kube-as", "nobody"],
         vec!["delete", "t", "-n", "cli"],
         vec!["status", "t", "-n", "cli"],
@@ -116,6 +117,7 @@ fn the_starter_module_installs_and_waits_until_the_timeout() {
         vec!["status", "demo", "-n", "apps"],
         vec!["apply", "demo", &st, "-n", "apps", "--wait=false"],
         vec!["inspect", "resources", "demo", "-n", "apps"],
+        vec!["inspect", "values", "demo", "-n", "apps"],
     ] {
         all.push_str(&s.run(&args));
         all.push('\n');

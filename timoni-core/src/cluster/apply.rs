@@ -666,10 +666,7 @@ pub fn apply_instance(
     let mut record = InstanceRecord::new(name, namespace, req.bundle.as_deref());
     record.module = req.module.clone();
     record.module.name = built.module_name.clone();
-    record.values = match &built.values {
-        Data::Null => String::new(),
-        v => inventory::cue_values(v),
-    };
+    record.values = crate::values::stored_text("values.cue", &built.values_source);
     record.last_transition_time = inventory::now_rfc3339();
     record.inventory.entries = new_entries.clone();
     record.images = built.images.clone();
