@@ -37,18 +37,25 @@ impl Session {
     }
 
     fn run(&self, args: &[&str]) -> String {
+        self.run_with(args, &[])
+    }
+
+    /// [`Session::run`] with more variables (set last, so they win).
+    fn run_with(&self, args: &[&str], extra: &[(&str, &str)]) -> String {
         let home = self.dir.path().display().to_string();
+        let mut env = vec![
+            ("KUBECONFIG", self.kubeconfig.as_str()),
+            ("HOME", home.as_str()),
+            ("TIMONI_POLL_INTERVAL", "100ms"),
+            ("SOURCE_DATE_EPOCH", "1700000000"),
+        ];
+        env.extend_from_slice(extra);
         let out = common::run_timoni(
             self.dir.path(),
             args,
             None,
             &["KUBECONFIG", "DOCKER_CONFIG", "TIMONI_CACHE_DIR"],
-            &[
-                ("KUBECONFIG", self.kubeconfig.as_str()),
-                ("HOME", home.as_str()),
-                ("TIMONI_POLL_INTERVAL", "100ms"),
-                ("SOURCE_DATE_EPOCH", "1700000000"),
-            ],
+            &env,
             None,
         );
         redact(&out)
@@ -469,17 +476,28 @@ fn list_status_events_reconcile_suspend_resume_and_delete() {
             }
         })
     };
+    // The wait watches the Project: with an hour between polls it still returns as soon as
+    // the stand-in reports the request handled.
     all.push('\n');
-    all.push_str(&s.run(&[
-        "project",
-        "reconcile",
-        "demo",
-        "-n",
-        "apps",
-        "--wait",
-        "--timeout",
-        "30s",
-    ]));
+    let started = std::time::Instant::now();
+    all.push_str(&s.run_with(
+        &[
+            "project",
+            "reconcile",
+            "demo",
+            "-n",
+            "apps",
+            "--wait",
+            "--timeout",
+            "30s",
+        ],
+        &[("TIMONI_POLL_INTERVAL", "1h")],
+    ));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "reconcile --wait took {:?}: it polls instead of watching",
+        started.elapsed()
+    );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     controller.join().unwrap();
 
