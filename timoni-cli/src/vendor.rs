@@ -1,8 +1,8 @@
 //! The local module subcommands of `timoni mod`: `mod init NAME [PATH]`, `mod vendor k8s [PATH]`
 //! and `mod vendor crd [-f FILE] [PATH]`.
 //!
-//! * `mod init` writes the starter blueprint embedded in the binary to `PATH/NAME` (no network,
-//!   no `--blueprint`: Timoni's OCI blueprints need a registry).
+//! * `mod init` writes the starter blueprint embedded in the binary to `PATH/NAME` (no network),
+//!   or with `-b oci://...` a blueprint module pulled from a registry.
 //! * `mod vendor k8s -v 1.xx` pulls the Kubernetes schema artifact of that minor version into
 //!   `PATH/cue.mod/gen` as Timoni does, from `--repository`, `TIMONI_K8S_SCHEMA_REPOSITORY` or
 //!   Timoni's `oci://ghcr.io/stefanprodan/timoni/kubernetes-schema`. Without `-v` it copies the
