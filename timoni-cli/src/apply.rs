@@ -223,6 +223,9 @@ impl Log {
                 self.finish();
                 self.log.info("resources are ready");
             }
+            Event::NamespaceCreated { namespace } => {
+                self.dry(output::change(&format!("Namespace/{namespace}"), "created"));
+            }
         }
     }
 }

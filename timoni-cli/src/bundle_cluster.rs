@@ -76,6 +76,12 @@ struct Logger {
     first: bool,
     /// `applying` or `deleting`.
     verb: &'static str,
+    /// A cluster's instances were applied and its `applied successfully` line is still due.
+    summary_due: bool,
+    /// When the command started: Timoni's `applied successfully in` counts from there.
+    started: std::time::Instant,
+    /// Timoni's `pulling URL` spinner while a module is pulled (on a terminal).
+    pulling: Option<output::Spinner>,
 }
 
 impl Logger {
@@ -89,6 +95,27 @@ impl Logger {
             apply: None,
             first: true,
             verb,
+            summary_due: false,
+            started: std::time::Instant::now(),
+            pulling: None,
+        }
+    }
+
+    /// Timoni's line after the instances of a cluster: `b:bundle > c:cluster > applied
+    /// successfully in 3s`, or `applied successfully (server dry run)`.
+    fn summary(&mut self) {
+        if !std::mem::take(&mut self.summary_due) {
+            return;
+        }
+        if self.dry {
+            self.caller()
+                .info(format!("applied successfully{}", self.dry_suffix()));
+        } else {
+            let secs = self.started.elapsed().as_secs_f64().round() as u64;
+            self.caller().info(format!(
+                "applied successfully in {}",
+                output::go_seconds(secs)
+            ));
         }
     }
 
@@ -115,6 +142,7 @@ impl Logger {
                 self.first = true;
             }
             BundleEvent::Bundle { name, instances } => {
+                self.summary();
                 self.bundle = name.to_string();
                 self.instances = instances;
                 self.cluster.clear();
@@ -131,6 +159,7 @@ impl Logger {
                     self.caller().info(format!("{msg}{}", self.dry_suffix()));
                 }
                 self.first = false;
+                self.summary_due = self.verb == "applying";
                 let caller = self.caller().instance(name);
                 if self.verb == "deleting" {
                     caller.info(format!(
@@ -142,6 +171,19 @@ impl Logger {
                 self.apply = Some(crate::apply::Log::with_caller(
                     self.dry, name, namespace, caller,
                 ));
+            }
+            BundleEvent::Pulling { url } => {
+                self.pulling = Some(output::spinner(format!("pulling {url}")));
+            }
+            BundleEvent::Module { name, version } => {
+                self.pulling = None;
+                if let Some(log) = &self.apply {
+                    log.caller().info(format!(
+                        "applying module {} version {}",
+                        output::subject(name),
+                        output::subject(version)
+                    ));
+                }
             }
             BundleEvent::Apply(e) => {
                 if let Some(log) = &mut self.apply {
@@ -159,9 +201,15 @@ impl Logger {
                     log.caller().info(format!("{change}{dry}"));
                 }
             }
-            BundleEvent::Applied { .. } => {
+            BundleEvent::Applied { result, .. } => {
+                self.pulling = None;
                 if let Some(mut log) = self.apply.take() {
                     log.finish();
+                    // Timoni ends each instance of a dry run with this line.
+                    if self.dry && result.is_ok() {
+                        log.caller()
+                            .info(format!("applied successfully{}", self.dry_suffix()));
+                    }
                 }
             }
         }
@@ -203,21 +251,11 @@ pub fn apply(args: ApplyArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow:
     let fetcher = args
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
-    let started = std::time::Instant::now();
     match apply_bundle(&connector, Some(fetcher.as_ref()), &req, &mut |e| {
         logger.log(e)
     }) {
         Ok(_) => {
-            let log = output::Log::new().bundle(&logger.bundle);
-            if req.dry_run {
-                log.info(format!("applied successfully{}", logger.dry_suffix()));
-            } else {
-                let secs = started.elapsed().as_secs_f64().round() as u64;
-                log.info(format!(
-                    "applied successfully in {}",
-                    output::go_seconds(secs)
-                ));
-            }
+            logger.summary();
             Ok(ExitCode::SUCCESS)
         }
         Err(ApplyError::Ownership(m)) => Err(anyhow::anyhow!(

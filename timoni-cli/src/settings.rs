@@ -1,7 +1,7 @@
 //! The resolved settings of one run: the global flags and the environment turned into one value
 //! that the commands read, so that each variable (`KUBECONFIG` and the kubeconfig itself,
-//! `DOCKER_CONFIG`, `SOURCE_DATE_EPOCH`, `TIMONI_CACHE_DIR`, `TIMONI_POLL_INTERVAL`) is looked
-//! up in one place, and stdin is read at most once, here.
+//! `DOCKER_CONFIG`, `SOURCE_DATE_EPOCH`, `TIMONI_CACHE_DIR`, `TIMONI_POLL_INTERVAL`,
+//! `TIMONI_K8S_SCHEMA_REPOSITORY`) is looked up in one place, and stdin is read at most once, here.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -41,6 +41,9 @@ pub struct Settings {
     pub source_date_epoch: Option<String>,
     /// How often readiness and deletion are polled: Timoni's 5s, or `TIMONI_POLL_INTERVAL`.
     pub poll: Duration,
+    /// `TIMONI_K8S_SCHEMA_REPOSITORY`: where `mod vendor k8s -v` pulls Kubernetes schemas from
+    /// when its `--repository` flag is not given (a mirror of Timoni's repository).
+    pub k8s_schema_repository: Option<String>,
     /// `--log-pretty`: the time and level columns of the log lines.
     pub log_pretty: bool,
     /// `--log-color`, else whether stderr is a terminal (and `NO_COLOR` unset).
@@ -97,6 +100,7 @@ impl Settings {
             poll: env("TIMONI_POLL_INTERVAL")
                 .and_then(|v| crate::flags::parse_duration(&v).ok())
                 .unwrap_or(Duration::from_secs(5)),
+            k8s_schema_repository: env("TIMONI_K8S_SCHEMA_REPOSITORY").filter(|r| !r.is_empty()),
             log_pretty: flags.log_pretty,
             log_color: flags.log_color.unwrap_or_else(crate::output::color_default),
             stdin: OnceLock::new(),

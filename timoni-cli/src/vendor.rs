@@ -1,10 +1,12 @@
 //! The local module subcommands of `timoni mod`: `mod init NAME [PATH]`, `mod vendor k8s [PATH]`
 //! and `mod vendor crd [-f FILE] [PATH]`.
 //!
-//! * `mod init` writes the starter blueprint embedded in the binary to `PATH/NAME` (no network,
-//!   no `--blueprint`: Timoni's OCI blueprints need a registry).
-//! * `mod vendor k8s` copies the Kubernetes schemas of the embedded starter (one Kubernetes
-//!   version, no network) into `PATH/cue.mod/gen/k8s.io`.
+//! * `mod init` writes the starter blueprint embedded in the binary to `PATH/NAME` (no network),
+//!   or with `-b oci://...` a blueprint module pulled from a registry.
+//! * `mod vendor k8s -v 1.xx` pulls the Kubernetes schema artifact of that minor version into
+//!   `PATH/cue.mod/gen` as Timoni does, from `--repository`, `TIMONI_K8S_SCHEMA_REPOSITORY` or
+//!   Timoni's `oci://ghcr.io/stefanprodan/timoni/kubernetes-schema`. Without `-v` it copies the
+//!   schemas embedded in the binary (core/v1, apps/v1, meta/v1 of one version; no network).
 //! * `mod vendor crd` converts the CRDs of a local YAML file into
 //!   `PATH/cue.mod/gen/<group>/<kind>/<version>/types_gen.cue`. Reading the CRDs from a URL, as
 //!   Timoni can, is not supported: there is no network access here.
@@ -15,7 +17,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use timoni_core::blueprint;
 use timoni_core::oci::{self, ArtifactUrl};
-use timoni_core::vendor::crd;
+use timoni_core::vendor::{crd, k8s_artifact};
 
 use crate::output;
 use crate::settings::Settings;
@@ -53,7 +55,8 @@ enum VendorCommand {
     /// Vendor CUE schemas generated from Kubernetes CRDs.
     #[command(alias = "crds")]
     Crd(CrdArgs),
-    /// Vendor the Kubernetes API schemas shipped in the binary (core/v1, apps/v1, meta/v1).
+    /// Vendor Kubernetes API CUE schemas: pulled from a registry with -v, else the ones
+    /// embedded in the binary.
     K8s(K8sArgs),
 }
 
@@ -62,9 +65,14 @@ struct K8sArgs {
     /// The module directory (it must have a cue.mod directory).
     #[arg(default_value = ".")]
     path: PathBuf,
-    /// The Kubernetes minor version; only the one shipped in the binary is available.
-    #[arg(short, long, default_value = "latest")]
-    version: String,
+    /// The Kubernetes minor version e.g. 1.28 (or `latest`), pulled from the registry; without
+    /// it, the schemas embedded in the binary (core/v1, apps/v1, meta/v1) are written.
+    #[arg(short, long)]
+    version: Option<String>,
+    /// The repository of the schema artifacts (tagged v1.xx); default:
+    /// $TIMONI_K8S_SCHEMA_REPOSITORY, else Timoni's.
+    #[arg(long, value_name = "URL")]
+    repository: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -86,26 +94,35 @@ pub fn run_command(command: Command, settings: &Settings) -> anyhow::Result<Exit
         }) => vendor_crd(a),
         Command::Vendor(VendorArgs {
             command: VendorCommand::K8s(a),
-        }) => vendor_k8s(a),
+        }) => vendor_k8s(a, settings),
     }
 }
 
-fn vendor_k8s(args: K8sArgs) -> anyhow::Result<ExitCode> {
-    let have = blueprint::K8S_SCHEMA_VERSION;
-    let wanted = args.version.trim_start_matches('v');
-    if wanted != "latest" && wanted != have {
-        bail!(
-            "Kubernetes schemas {} are not available offline: this binary ships {have} (there is no network access to fetch others)",
-            args.version
-        );
-    }
-    let files = blueprint::vendor_k8s(&args.path)?;
+fn vendor_k8s(args: K8sArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    // Printed as Timoni prints it: `cue.mod/gen/k8s.io/api`, not `./cue.mod/...`.
     let dir = args.path.join("cue.mod/gen/k8s.io/api");
-    output::info(format!(
-        "schemas vendored: {} ({} files, Kubernetes {have})",
-        output::subject(&dir.display().to_string()),
-        files.len()
-    ));
+    let dir = dir.strip_prefix(".").unwrap_or(&dir).display().to_string();
+    let Some(version) = &args.version else {
+        let files = blueprint::vendor_k8s(&args.path)?;
+        output::info(format!(
+            "schemas vendored: {} ({} files, Kubernetes {}, embedded)",
+            output::subject(&dir),
+            files.len(),
+            blueprint::K8S_SCHEMA_VERSION
+        ));
+        return Ok(ExitCode::SUCCESS);
+    };
+    let repository = args
+        .repository
+        .as_deref()
+        .or(settings.k8s_schema_repository.as_deref())
+        .unwrap_or(k8s_artifact::SCHEMA_REPOSITORY);
+    let url = k8s_artifact::schema_url(repository, version)?;
+    let reg = settings.registry(&url, None)?;
+    let spin = output::spinner(format!("importing schemas from {url}"));
+    k8s_artifact::pull(&reg, &url, &args.path, &settings.cache())?;
+    drop(spin);
+    output::info(format!("schemas vendored: {}", output::subject(&dir)));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -89,6 +89,7 @@ fn apply_list_status_inspect_and_delete() {
         vec!["inspect", "values", "t", "-n", "cli"],
         vec!["inspect", "resources", "t", "-n", "cli"],
         vec!["apply", "t", &m, "-n", "cli", "-f", "v2.cue"],
+        vec!["inspect", "values", "t", "-n", "cli"],
         vec!["list", "-n", "cli", "--kube-as", "nobody"],
         vec!["delete", "t", "-n", "cli"],
         vec!["status", "t", "-n", "cli"],
@@ -116,6 +117,7 @@ fn the_starter_module_installs_and_waits_until_the_timeout() {
         vec!["status", "demo", "-n", "apps"],
         vec!["apply", "demo", &st, "-n", "apps", "--wait=false"],
         vec!["inspect", "resources", "demo", "-n", "apps"],
+        vec!["inspect", "values", "demo", "-n", "apps"],
     ] {
         all.push_str(&s.run(&args));
         all.push('\n');
@@ -265,4 +267,83 @@ fn base64_of(s: &str) -> String {
         }
     }
     out
+}
+
+/// Runs `timoni ARGS` in `dir` on a pseudo-terminal (util-linux `script`), with escape
+/// sequences written visibly (`\e[36m`) and log times redacted.
+fn on_terminal(dir: &Path, kubeconfig: &str, args: &[&str]) -> Option<String> {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::skip("SCRIPT", "util-linux `script` is not installed");
+        return None;
+    }
+    let mut line = vec![env!("CARGO_BIN_EXE_timoni").to_string()];
+    line.extend(args.iter().map(|a| a.to_string()));
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .env("KUBECONFIG", kubeconfig)
+        .env("TIMONI_POLL_INTERVAL", "100ms")
+        .output()
+        .expect("run script");
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    let time = regex::Regex::new(r"\x1b\[90m\d{1,2}:\d\d[AP]M").unwrap();
+    let text = time.replace_all(&text, "\x1b[90m[HH:MM]");
+    let elapsed = regex::Regex::new(r"in (\x1b\[[0-9;]*m)?(\d+[hms])+").unwrap();
+    let text = elapsed.replace_all(&text, "in ${1}[ELAPSED]");
+    Some(format!(
+        "$ timoni {}\nexit: {}\n--- terminal\n{}",
+        args.join(" "),
+        out.status.code().unwrap_or(-1),
+        text.replace('\x1b', "\\e")
+            .replace(&module().display().to_string(), "[MODULE]")
+    ))
+}
+
+/// `bundle apply` logs what Timoni's `bundle_apply.go` logs for each instance: `applying
+/// module NAME version V`, then `installing` or `upgrading`, the changes and the wait; on a dry
+/// run each instance ends with `applied successfully (server dry run)`; the bundle with
+/// `applied successfully in Ns`. Piped, and on a terminal (colours, no spinner left behind).
+#[test]
+fn bundle_apply_logs_each_instance_as_timoni() {
+    let Some(env) = envtest::Envtest::start() else {
+        return;
+    };
+    let s = Session {
+        kubeconfig: env.kubeconfig().display().to_string(),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let m = module().display().to_string();
+    std::fs::write(
+        s.dir.path().join("bundle.cue"),
+        format!(
+            "bundle: {{\n\tapiVersion: \"v1alpha1\"\n\tname: \"apps\"\n\tinstances: {{\n\
+             \t\tfront: {{module: url: \"file://{m}\", namespace: \"front\", values: extra: false}}\n\
+             \t\tback: {{module: url: \"file://{m}\", namespace: \"back\", values: extra: false}}\n\
+             \t}}\n}}\n"
+        ),
+    )
+    .unwrap();
+    let mut all = String::new();
+    for args in [
+        vec!["bundle", "apply", "-f", "bundle.cue", "--dry-run"],
+        vec!["bundle", "apply", "-f", "bundle.cue"],
+    ] {
+        all.push_str(&s.run(&args));
+        all.push('\n');
+    }
+    insta::assert_snapshot!("bundle_apply_piped", all);
+    let Some(term) = on_terminal(
+        s.dir.path(),
+        &s.kubeconfig,
+        &["bundle", "apply", "-f", "bundle.cue", "--wait=false"],
+    ) else {
+        return;
+    };
+    insta::assert_snapshot!("bundle_apply_on_a_terminal", term);
 }

@@ -39,18 +39,25 @@ impl Session {
     }
 
     fn run(&self, args: &[&str]) -> String {
+        self.run_with(args, &[])
+    }
+
+    /// [`Session::run`] with more variables (set last, so they win).
+    fn run_with(&self, args: &[&str], extra: &[(&str, &str)]) -> String {
         let home = self.dir.path().display().to_string();
+        let mut env = vec![
+            ("KUBECONFIG", self.kubeconfig.as_str()),
+            ("HOME", home.as_str()),
+            ("TIMONI_POLL_INTERVAL", "100ms"),
+            ("SOURCE_DATE_EPOCH", "1700000000"),
+        ];
+        env.extend_from_slice(extra);
         let out = common::run_timoni(
             self.dir.path(),
             args,
             None,
             &["KUBECONFIG", "DOCKER_CONFIG", "TIMONI_CACHE_DIR"],
-            &[
-                ("KUBECONFIG", self.kubeconfig.as_str()),
-                ("HOME", home.as_str()),
-                ("TIMONI_POLL_INTERVAL", "100ms"),
-                ("SOURCE_DATE_EPOCH", "1700000000"),
-            ],
+            &env,
             None,
         );
         redact(&out)
@@ -840,7 +847,13 @@ fn the_cli_drives_the_controller_process() {
     // Table cells are padded to the widest cell, here times with a varying number of digits.
     let padding = regex::Regex::new(r" +\t| +\n").unwrap();
     let run = |args: &[&str]| {
-        let out = s.run(args);
+        // `reconcile --wait` watches the Project: with an hour between polls it still returns
+        // as soon as the controller has handled the request (a poll would hit the timeout).
+        let slow_polls: &[(&str, &str)] = match args.get(1) {
+            Some(&"reconcile") => &[("TIMONI_POLL_INTERVAL", "1h")],
+            _ => &[],
+        };
+        let out = s.run_with(args, slow_polls);
         let out = digest.replace_all(&out, "[DIGEST]");
         padding
             .replace_all(&out, |c: &regex::Captures| {

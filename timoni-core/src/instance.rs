@@ -116,6 +116,10 @@ pub struct BuiltInstance {
     pub images: Vec<String>,
     /// The merged values (`values` of the instance), `Null` when they are not concrete.
     pub values: Data,
+    /// The text of the `values.cue` the build used (the module's, or the merged values of the
+    /// values files), from which the inventory's values are printed
+    /// ([`values::stored_text`]).
+    pub values_source: String,
 }
 
 impl BuiltInstance {
@@ -255,6 +259,8 @@ fn load_error(e: &load::LoadError) -> Error {
 /// overlays included; only when asked for) and the evaluator instance.
 pub struct Loaded {
     pub root: PathBuf,
+    /// The merged values file written over `values.cue`, when values were given.
+    pub values_overlay: Option<String>,
     pub files: Vec<cue_eval::load::LoadedFile>,
     pub instance: cue_eval::eval::api::Instance,
 }
@@ -291,6 +297,7 @@ pub fn load_module_sharing(
         pkg_dir.join(schema::SCHEMA_FILE),
         schema::schema_file(&opts.package),
     );
+    let mut values_overlay = None;
     if !opts.values.is_empty() || !opts.values_data.is_empty() {
         let values_path = pkg_dir.join("values.cue");
         let text = std::fs::read_to_string(&values_path).map_err(|e| Error::io(&values_path, e))?;
@@ -304,7 +311,9 @@ pub fn load_module_sharing(
             file: values_path.display().to_string(),
             msg,
         })?;
-        overlay.insert(values_path, values::values_file(&opts.package, &merged));
+        let text = values::values_file(&opts.package, &merged);
+        values_overlay = Some(text.clone());
+        overlay.insert(values_path, text);
     }
 
     for (name, text) in &opts.extra_files {
@@ -346,6 +355,7 @@ pub fn load_module_sharing(
     }
     Ok(Loaded {
         root,
+        values_overlay,
         files,
         instance,
     })
@@ -383,6 +393,7 @@ pub fn build_sharing(
 ) -> Result<BuiltInstance> {
     let Loaded {
         root,
+        values_overlay,
         instance: mut inst,
         ..
     } = load_module_sharing(opts, false, share)?;
@@ -435,6 +446,17 @@ pub fn build_sharing(
     images.sort();
     images.dedup();
     let values = export_path(&mut inst, &["values"]).unwrap_or(Data::Null);
+    let values_source = match values_overlay {
+        Some(text) => text,
+        None => {
+            let pkg_dir = if opts.package == "main" {
+                root.clone()
+            } else {
+                root.join(&opts.package)
+            };
+            std::fs::read_to_string(pkg_dir.join("values.cue")).unwrap_or_default()
+        }
+    };
     Ok(BuiltInstance {
         name: opts.name.clone(),
         namespace: opts.namespace.clone(),
@@ -443,6 +465,7 @@ pub fn build_sharing(
         apply_sets,
         images,
         values,
+        values_source,
     })
 }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use cue_eval::decode;
 use cue_eval::encode::{Data, Field};
 use cue_eval::eval::api::{Instance, format_errors};
-use cue_eval::eval::print::export_path;
+use cue_eval::eval::print::{export_path, vertex_cue};
 
 use crate::error::Error;
 
@@ -167,6 +167,32 @@ pub fn values_file(package: &str, values: &Data) -> String {
     )
 }
 
+/// The `values` of a values file as Timoni stores them in an instance's inventory
+/// (`fmt.Sprintf("%v", values.Eval())` of the file compiled on its own): CUE text of the
+/// evaluated value, concrete or not (`{\n\timage: {\n\t\ttag: "1"...`), laid out by `cue fmt`'s
+/// rules with tabs. `text` is `values.cue` as the build used it: the module's file, or the one
+/// holding the merged values when values files were given. Empty when the file has no
+/// `values` or does not compile, as nothing else can be stored then.
+pub fn stored_text(name: &str, text: &str) -> String {
+    let Ok(mut inst) = Instance::from_sources(&[(name.to_string(), text.to_string())]) else {
+        return String::new();
+    };
+    let Some(v) = inst.lookup(&["values"]) else {
+        return String::new();
+    };
+    // The evaluator prints `cue eval`'s layout (four spaces); `cue fmt` lays the same value out
+    // with tabs, as Go's CUE formats a value.
+    let eval = vertex_cue(&mut inst.rt, v);
+    match cue_eval::format_source(&format!("values: {eval}\n")) {
+        Ok(formatted) => formatted
+            .strip_prefix("values: ")
+            .unwrap_or(&formatted)
+            .trim_end()
+            .to_string(),
+        Err(_) => eval,
+    }
+}
+
 fn label(name: &str) -> String {
     if cue_eval::eval::label::is_identifier(name) {
         name.to_string()
@@ -182,6 +208,16 @@ pub fn is_stdin(p: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stored_text_is_the_evaluated_values_as_cue_with_tabs() {
+        let text = "package main\n\nvalues: {\n\t// a comment\n\tname: \"x\"\n\tport: 80 + 1\n\timage: {tag: *\"1\" | string}\n\treplicas!: int & >0\n\thost: string\n}\n";
+        assert_eq!(
+            stored_text("values.cue", text),
+            "{\n\tname: \"x\"\n\tport: 81\n\timage: {\n\t\ttag: \"1\"\n\t}\n\treplicas!: int & >0\n\thost:      string\n}"
+        );
+        assert_eq!(stored_text("values.cue", "package main\n"), "");
+    }
+
     use super::*;
 
     fn cue(text: &str) -> Data {

@@ -163,7 +163,7 @@ fn install_upgrade_prune_dry_run_and_delete() {
         rec["values"]
             .as_str()
             .unwrap()
-            .starts_with("{\n\tdata: \"one\"\n"),
+            .starts_with("{\n\tdata:   \"one\"\n"),
         "{rec}"
     );
     assert!(rec["lastTransitionTime"].as_str().unwrap().ends_with('Z'));

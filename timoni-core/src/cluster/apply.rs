@@ -140,6 +140,8 @@ pub enum Event {
     Progress { set: String, pending: Vec<String> },
     /// The objects of the set are ready.
     Ready { set: String },
+    /// The instance's namespace did not exist and was created (would be, on a dry run).
+    NamespaceCreated { namespace: String },
 }
 
 /// The outcome of an apply.
@@ -233,26 +235,36 @@ fn write_inventory(
     }
 }
 
-/// Creates the namespace with `app.kubernetes.io/created-by: timoni` when it is missing.
-fn ensure_namespace(cluster: &dyn Cluster, namespace: &str) -> Result<(), ApplyError> {
-    let r = ObjRef {
+fn namespace_ref(namespace: &str) -> ObjRef {
+    ObjRef {
         api_version: "v1".into(),
         kind: "Namespace".into(),
         namespace: String::new(),
         name: namespace.into(),
-    };
-    if cluster
+    }
+}
+
+fn namespace_exists(cluster: &dyn Cluster, namespace: &str) -> Result<bool, ApplyError> {
+    let r = namespace_ref(namespace);
+    Ok(cluster
         .get(&r)
         .map_err(cerr(format!("reading {r}")))?
-        .is_none()
-    {
-        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {
-            "name": namespace, "labels": {inventory::LABEL_CREATED_BY: "timoni"}}});
-        cluster
-            .apply(&ns, ApplyOptions::default())
-            .map_err(cerr(format!("creating {r}")))?;
+        .is_some())
+}
+
+/// Creates the namespace with `app.kubernetes.io/created-by: timoni` when it is missing;
+/// returns whether it did.
+fn ensure_namespace(cluster: &dyn Cluster, namespace: &str) -> Result<bool, ApplyError> {
+    if namespace_exists(cluster, namespace)? {
+        return Ok(false);
     }
-    Ok(())
+    let r = namespace_ref(namespace);
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": namespace, "labels": {inventory::LABEL_CREATED_BY: "timoni"}}});
+    cluster
+        .apply(&ns, ApplyOptions::default())
+        .map_err(cerr(format!("creating {r}")))?;
+    Ok(true)
 }
 
 /// An object of the module, ready to apply.
@@ -684,10 +696,7 @@ pub fn apply_instance_sharing(
     let mut record = InstanceRecord::new(name, namespace, req.bundle.as_deref());
     record.module = req.module.clone();
     record.module.name = built.module_name.clone();
-    record.values = match &built.values {
-        Data::Null => String::new(),
-        v => inventory::cue_values(v),
-    };
+    record.values = crate::values::stored_text("values.cue", &built.values_source);
     record.last_transition_time = inventory::now_rfc3339();
     record.inventory.entries = new_entries.clone();
     record.images = built.images.clone();
@@ -695,6 +704,11 @@ pub fn apply_instance_sharing(
     let mut changes = Vec::new();
 
     if req.dry_run {
+        if !namespace_exists(cluster, namespace)? {
+            events(&Event::NamespaceCreated {
+                namespace: namespace.to_string(),
+            });
+        }
         for (_, objs) in &sets {
             let mut objs: Vec<&Prepared> = objs.iter().collect();
             objs.sort_by(|a, b| {
@@ -775,7 +789,11 @@ pub fn apply_instance_sharing(
     } else {
         None
     };
-    ensure_namespace(cluster, namespace)?;
+    if ensure_namespace(cluster, namespace)? {
+        events(&Event::NamespaceCreated {
+            namespace: namespace.to_string(),
+        });
+    }
     match &stored {
         None => write_inventory(cluster, &record, None, None)?,
         Some(s) => {

@@ -54,6 +54,16 @@ pub enum BundleEvent<'a> {
         name: &'a str,
         namespace: &'a str,
     },
+    /// An `oci://` module is being pulled (once per URL, version and digest in a run).
+    Pulling {
+        url: &'a str,
+    },
+    /// The instance's module is fetched and about to be built: its name (`cue.mod/module.cue`)
+    /// and version (`0.0.0-devel` for a local module), which Timoni logs per instance.
+    Module {
+        name: &'a str,
+        version: &'a str,
+    },
     Apply(&'a Event),
     Delete(&'a Change),
     /// An instance's apply ended (also after a failure to fetch or build its module): what
@@ -263,6 +273,7 @@ fn apply_one(
                         bi.name, bi.url
                     ))));
                 };
+                events(BundleEvent::Pulling { url: &bi.url });
                 let source = open_module(
                     &bi.url,
                     Some(&bi.version),
@@ -286,6 +297,12 @@ fn apply_one(
         }
     };
     *module_out = module.clone();
+    if let Some(dir) = &bi.module_dir {
+        events(BundleEvent::Module {
+            name: &crate::instance::module_name(dir),
+            version: &module.version,
+        });
+    }
     let mut build = bundle::instance_options(&bi, &req.package).map_err(ApplyError::Build)?;
     build.module_version = module.version.clone();
     build.parse_cache = Some(cache.clone());

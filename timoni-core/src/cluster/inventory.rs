@@ -263,38 +263,6 @@ pub fn parse_secret(obj: &Object) -> Result<Stored, String> {
     })
 }
 
-/// The values as CUE source, as Timoni stores them (`fmt.Sprintf("%v", values)`): structs one
-/// field per line with tabs, identifier labels unquoted; other values as `cue-eval` writes them.
-pub fn cue_values(d: &cue_eval::encode::Data) -> String {
-    let mut out = String::new();
-    write_cue(&mut out, d, 0);
-    out
-}
-
-fn write_cue(out: &mut String, d: &cue_eval::encode::Data, depth: usize) {
-    match d {
-        cue_eval::encode::Data::Struct(fields) if !fields.is_empty() => {
-            out.push_str("{\n");
-            for f in fields {
-                out.push_str(&"\t".repeat(depth + 1));
-                if cue_eval::eval::label::is_identifier(&f.name) {
-                    out.push_str(&f.name);
-                } else {
-                    out.push_str(&cue_eval::decode::to_cue_expr(
-                        &cue_eval::encode::Data::string(f.name.clone()),
-                    ));
-                }
-                out.push_str(": ");
-                write_cue(out, &f.value, depth + 1);
-                out.push('\n');
-            }
-            out.push_str(&"\t".repeat(depth));
-            out.push('}');
-        }
-        other => out.push_str(&cue_eval::decode::to_cue_expr(other)),
-    }
-}
-
 /// The current time in RFC 3339 at second precision (UTC).
 pub fn now_rfc3339() -> String {
     jiff::Timestamp::now()

@@ -8,8 +8,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use futures::TryStreamExt;
 use kube::api::{
     Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy,
+    WatchEvent, WatchParams,
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -356,6 +358,71 @@ impl Cluster for KubeCluster {
         let lp = ListParams::default().labels(selector);
         let list = self.runtime.block_on(api.list(&lp)).map_err(kube_err)?;
         list.items.into_iter().map(|o| to_object(o, &ar)).collect()
+    }
+
+    /// A list of the one object (by name) gives its state and the resource version to watch
+    /// from; a watch from there reports each change. A watch the server ends (its own timeout,
+    /// or `410 Gone` when the version is too old) starts again with a fresh list.
+    fn watch(
+        &self,
+        r: &ObjRef,
+        timeout: std::time::Duration,
+        _poll: std::time::Duration,
+        done: &mut dyn FnMut(Option<&Object>) -> bool,
+    ) -> Result<bool, ClusterError> {
+        let (api, ar) = self.api(&r.api_version, &r.kind, &r.namespace)?;
+        let by_name = format!("metadata.name={}", r.name);
+        let deadline = tokio::time::Instant::now() + timeout;
+        self.runtime.block_on(async {
+            loop {
+                let list = api
+                    .list(&ListParams::default().fields(&by_name))
+                    .await
+                    .map_err(kube_err)?;
+                let version = list.metadata.resource_version.unwrap_or_default();
+                let current = match list.items.into_iter().next() {
+                    Some(o) => Some(to_object(o, &ar)?),
+                    None => None,
+                };
+                if done(current.as_ref()) {
+                    return Ok(true);
+                }
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                if left.is_zero() {
+                    return Ok(false);
+                }
+                // The server ends a watch after at most `timeoutSeconds`; it is asked for the
+                // time left, within the API server's usual bound.
+                let wp = WatchParams::default()
+                    .fields(&by_name)
+                    .timeout(left.as_secs().clamp(1, 290) as u32);
+                let changes = async {
+                    let stream = api.watch(&wp, &version).await.map_err(kube_err)?;
+                    futures::pin_mut!(stream);
+                    while let Some(event) = stream.try_next().await.map_err(kube_err)? {
+                        let state = match event {
+                            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                                Some(to_object(o, &ar)?)
+                            }
+                            WatchEvent::Deleted(_) => None,
+                            WatchEvent::Bookmark(_) => continue,
+                            // `410 Gone` and the like: list again.
+                            WatchEvent::Error(_) => return Ok(false),
+                        };
+                        if done(state.as_ref()) {
+                            return Ok(true);
+                        }
+                    }
+                    Ok::<bool, ClusterError>(false)
+                };
+                match tokio::time::timeout_at(deadline, changes).await {
+                    Ok(Ok(true)) => return Ok(true),
+                    Ok(Ok(false)) => {}
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => return Ok(false),
+                }
+            }
+        })
     }
 }
 

@@ -157,6 +157,29 @@ pub trait Cluster {
         namespace: &str,
         selector: &str,
     ) -> Result<Vec<Object>, ClusterError>;
+    /// Follows one object until `done` accepts a state of it (its current state first, then
+    /// each change; `None` when it does not exist or was deleted), or until `timeout`. Returns
+    /// whether `done` accepted one. The API server's watch does this without polling; this
+    /// default reads the object every `poll`, for implementations without one.
+    fn watch(
+        &self,
+        r: &ObjRef,
+        timeout: std::time::Duration,
+        poll: std::time::Duration,
+        done: &mut dyn FnMut(Option<&Object>) -> bool,
+    ) -> Result<bool, ClusterError> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if done(self.get(r)?.as_ref()) {
+                return Ok(true);
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            std::thread::sleep(poll.min(left));
+        }
+    }
 }
 
 impl<C: Cluster + ?Sized> Cluster for &C {
@@ -186,6 +209,15 @@ impl<C: Cluster + ?Sized> Cluster for &C {
         selector: &str,
     ) -> Result<Vec<Object>, ClusterError> {
         (**self).list(api_version, kind, namespace, selector)
+    }
+    fn watch(
+        &self,
+        r: &ObjRef,
+        timeout: std::time::Duration,
+        poll: std::time::Duration,
+        done: &mut dyn FnMut(Option<&Object>) -> bool,
+    ) -> Result<bool, ClusterError> {
+        (**self).watch(r, timeout, poll, done)
     }
 }
 

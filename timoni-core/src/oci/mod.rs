@@ -66,6 +66,9 @@ pub const CONTENT_TYPE_VENDOR: &str = "module/vendor";
 pub const CONTENT_TYPE_MODULE: &str = "module";
 /// Default content type of `timoni artifact push`.
 pub const CONTENT_TYPE_GENERIC: &str = "generic";
+/// Content type of generated CUE schemas that belong in a module's `cue.mod/gen` (Timoni's
+/// Kubernetes schema artifacts).
+pub const CONTENT_TYPE_CUE_MOD_GEN: &str = "cue.mod/gen";
 
 /// Manifest annotation keys Timoni sets.
 pub mod annotations {

@@ -88,6 +88,40 @@ pub fn alias(import_path: &str) -> String {
     }
 }
 
+/// The packages Timoni's schema artifacts hold for a Kubernetes version: every GA API group
+/// version (`k8s.io/api/<group>/v<N>`), the CustomResourceDefinition API
+/// (`k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1`) and `meta/v1`, sorted. Given to
+/// [`generate`], the alpha and beta packages they reference come along.
+pub fn ga_packages(definitions_json: &str) -> Result<Vec<String>, K8sError> {
+    let doc = decode::json(definitions_json).map_err(|e| K8sError::Input(e.to_string()))?;
+    let defs = match get(&doc, "$defs").or_else(|| get(&doc, "definitions")) {
+        Some(Data::Struct(fields)) => fields,
+        _ => return Err(K8sError::Input("no $defs or definitions object".into())),
+    };
+    let ga_version = |v: &str| {
+        v.strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut out = BTreeSet::new();
+    for f in defs {
+        let Some((ip, _)) = split_key(&f.name) else {
+            continue;
+        };
+        let parts: Vec<&str> = ip.split('/').collect();
+        let keep = match parts.as_slice() {
+            ["k8s.io", "api", _, version] => ga_version(version),
+            _ => {
+                ip == "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+                    || ip == "k8s.io/apimachinery/pkg/apis/meta/v1"
+            }
+        };
+        if keep {
+            out.insert(ip);
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// Generates `packages` (import paths) and every package they reference, sorted by import path.
 pub fn generate(
     definitions_json: &str,
@@ -406,6 +440,27 @@ mod tests {
       },
       "io.k8s.api.batch.v1.Unrelated": {"type": "object"}
     }}"##;
+
+    #[test]
+    fn ga_packages_are_the_stable_api_groups_and_meta() {
+        let defs = r#"{"definitions": {
+          "io.k8s.api.batch.v1.Job": {},
+          "io.k8s.api.batch.v1beta1.CronJob": {},
+          "io.k8s.api.resource.v1alpha3.DeviceClass": {},
+          "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {},
+          "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {},
+          "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition": {},
+          "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService": {}
+        }}"#;
+        assert_eq!(
+            ga_packages(defs).unwrap(),
+            [
+                "k8s.io/api/batch/v1",
+                "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1",
+                "k8s.io/apimachinery/pkg/apis/meta/v1",
+            ]
+        );
+    }
 
     #[test]
     fn generates_the_closure_of_the_wanted_packages() {

@@ -5,7 +5,7 @@
 //! deletes the Project (optionally marking it orphan first, so that the controller's finalizer
 //! leaves its instances in place) and may wait until it is gone.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -92,7 +92,9 @@ pub fn request_reconcile(
     )
 }
 
-/// Waits until the controller reports the request `at` handled; returns the Project then.
+/// Waits until the controller reports the request `at` handled; returns the Project then. The
+/// Project is watched ([`Cluster::watch`]; `poll` only serves clusters that cannot watch), and a
+/// suspended or deleted Project ends the wait at once.
 pub fn wait_reconciled(
     cluster: &dyn Cluster,
     namespace: &str,
@@ -101,29 +103,41 @@ pub fn wait_reconciled(
     timeout: Duration,
     poll: Duration,
 ) -> Result<Project, AdminError> {
-    let start = Instant::now();
-    loop {
-        let p = get_project(cluster, namespace, name)?;
+    let mut outcome = None;
+    let seen = |obj: Option<&Object>| -> Option<Result<Project, AdminError>> {
+        let Some(obj) = obj else {
+            return Some(Err(not_found(namespace, name)));
+        };
+        let p = match decode(obj.clone()) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
         let handled = p
             .status
             .as_ref()
             .and_then(|s| s.last_handled_reconcile_at.as_deref());
         if handled == Some(at) {
-            return Ok(p);
+            return Some(Ok(p));
         }
         // The controller does not reconcile a suspended Project: say so now, not at the timeout.
         if p.spec.suspend {
-            return Err(AdminError::Invalid(format!(
+            return Some(Err(AdminError::Invalid(format!(
                 "project {namespace}/{name} is suspended: the controller reconciles it again after `timoni project resume {name} -n {namespace}`"
-            )));
+            ))));
         }
-        if start.elapsed() >= timeout {
-            return Err(AdminError::Timeout(format!(
-                "timeout waiting for the controller to reconcile project {namespace}/{name} (requested at {at})"
-            )));
-        }
-        std::thread::sleep(poll);
-    }
+        None
+    };
+    cluster
+        .watch(&project_ref(namespace, name), timeout, poll, &mut |obj| {
+            outcome = seen(obj);
+            outcome.is_some()
+        })
+        .map_err(cerr(format!("watching project {namespace}/{name}")))?;
+    outcome.unwrap_or_else(|| {
+        Err(AdminError::Timeout(format!(
+            "timeout waiting for the controller to reconcile project {namespace}/{name} (requested at {at})"
+        )))
+    })
 }
 
 /// Sets `spec.suspend`.
