@@ -7,12 +7,12 @@
 use std::path::PathBuf;
 
 use cue_eval::syntax::{
-    AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_number_literal,
-    one_line,
+    AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_identifier,
+    is_number_literal, one_line, quote,
 };
 use cue_eval::{
-    AttrArg, Attribute, Context, Error, ErrorItem, Field, FieldKind, FieldOptions, Kind, Loader,
-    Position, Result, ValidateOptions, Value,
+    AttrArg, Attribute, Context, Error, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions, Kind,
+    Loader, ParseCache, Position, Result, ValidateOptions, Value,
 };
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -25,19 +25,29 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Context, &str) -> Result<Value> = Context::compile_str;
     let _: fn(&Context, &str, &str) -> Result<Value> = Context::compile_file;
     let _: fn(&Context, &str, &str) -> Result<Value> = Context::compile_data;
+    let _: fn(&Context, &[(String, String)]) -> Result<Value> = Context::compile_files;
+    let _ = |c: &Context, files: &[(String, String)]| -> Result<Value> {
+        c.compile_package(files, |p: &str| Err(p.to_string()))
+    };
     let _: fn(&Context, &T) -> Result<Value> = Context::encode::<T>;
     let _ = |c: &Context, dir: PathBuf| -> Loader { c.loader(dir) };
     // Loader
     let _: fn(Loader, &str) -> Loader = Loader::package;
     let _: fn(Loader, Vec<String>) -> Loader = Loader::files::<Vec<String>, String>;
+    let _: fn(Loader, Vec<String>) -> Loader = Loader::args::<Vec<String>, String>;
+    let _: fn(Loader, std::sync::Arc<ParseCache>) -> Loader = Loader::parse_cache;
+    let _: fn() -> ParseCache = ParseCache::new;
+    let _: fn(&ParseCache) -> usize = ParseCache::computed;
     let _ = |l: Loader, p: PathBuf, t: String| -> Loader { l.overlay(p, t) };
     let _ = |l: Loader, t: String| -> Loader { l.tag(t) };
     let _ = |l: Loader, k: String, v: String| -> Loader { l.tag_var(k, v) };
     let _: fn(Loader) -> Loader = Loader::inject_vars;
     let _: fn(Loader, bool) -> Loader = Loader::eager_imports;
     let _: fn(Loader) -> Result<Value> = Loader::load;
+    let _: fn(Loader) -> Result<(Value, Vec<Document>)> = Loader::load_with_documents;
     // Value
     let _: fn(&Value, &str) -> Result<Value> = Value::lookup;
+    let _ = |v: &Value, p: &[&str]| -> Result<Value> { v.lookup_path(p) };
     let _: fn(&Value, &Value) -> Result<Value> = Value::unify;
     let _: fn(&Value, &str, &T) -> Result<Value> = Value::fill::<T>;
     let _: fn(&Value) -> Value = Value::default;
@@ -88,6 +98,13 @@ fn the_facade_keeps_its_signatures() {
     // Error
     let _: fn(&Error) -> &[ErrorItem] = Error::errors;
     let _ = |m: String| -> Error { Error::msg(m) };
+    let _: fn(&Error) -> &ErrorKind = Error::kind;
+    let _ = |e: &Error| -> Error { e.map_positions(|p: &Position| p.clone()) };
+    let _ = |k: ErrorKind| match k {
+        ErrorKind::Eval | ErrorKind::Load => None,
+        ErrorKind::NoLanguageVersion { module } => module,
+        _ => None,
+    };
     let _: fn(&ErrorItem) -> &str = ErrorItem::path;
     let _: fn(&ErrorItem) -> &str = ErrorItem::message;
     let _: fn(&ErrorItem) -> &[Position] = ErrorItem::positions;
@@ -95,6 +112,7 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Position) -> usize = Position::line;
     let _: fn(&Position) -> usize = Position::column;
     let _: fn(&Position) -> Option<usize> = Position::offset;
+    let _ = |f: String, l: usize, c: usize| -> Position { Position::new(f, l, c) };
     // Attributes
     let _ = |a: Attribute| -> (String, Vec<AttrArg>, String) { (a.name, a.args, a.text) };
     let _: fn(&Attribute, usize) -> Option<&str> = Attribute::positional;
@@ -134,4 +152,6 @@ fn the_facade_keeps_its_signatures() {
     ];
     let _: fn(&str) -> bool = is_number_literal;
     let _: fn(&str) -> String = one_line;
+    let _: fn(&str) -> bool = is_identifier;
+    let _: fn(&str) -> String = quote;
 }

@@ -20,9 +20,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cue_eval::encode::Data;
-use cue_eval::eval::api::{EvalError, format_errors};
-use cue_eval::eval::print::export_path;
-use cue_eval::load::{self, Config, LoadErrorKind, NO_LANGUAGE_VERSION};
+use cue_eval::syntax::Document;
+use cue_eval::{Context, ErrorKind, ParseCache, Value};
 
 use crate::error::{Error, Result};
 use crate::meta::{self, get, get_str};
@@ -64,7 +63,7 @@ pub struct BuildOptions {
     pub extra_files: Vec<(String, String)>,
     /// Parse results shared with the other builds of one run (a bundle's instances), so that a
     /// module and its vendored packages are parsed once per run, not once per instance.
-    pub parse_cache: Option<std::sync::Arc<cue_eval::load::ParseCache>>,
+    pub parse_cache: Option<std::sync::Arc<ParseCache>>,
 }
 
 impl BuildOptions {
@@ -216,47 +215,50 @@ pub fn check_module(dir: &Path) -> Result<PathBuf> {
 /// The `module:` path of `cue.mod/module.cue` (without its major version), empty when unreadable.
 pub fn module_name(root: &Path) -> String {
     let text = std::fs::read_to_string(root.join("cue.mod/module.cue")).unwrap_or_default();
-    let Ok(mut inst) =
-        cue_eval::eval::api::Instance::from_sources(&[("module.cue".to_string(), text)])
-    else {
+    let Ok(v) = Context::new().compile_file("module.cue", &text) else {
         return String::new();
     };
-    match export_path(&mut inst, &["module"]) {
+    match export_at(&v, &["module"]) {
         Ok(Data::String(s)) => s.split('@').next().unwrap_or(&s).to_string(),
         _ => String::new(),
     }
 }
 
-fn cue_error(errs: &[EvalError]) -> Error {
-    Error::Cue(format_errors(errs).trim_end().to_string())
+fn cue_error(e: cue_eval::Error) -> Error {
+    Error::Cue(e.to_string())
+}
+
+/// The concrete data at a path of labels below `v`, as `cue export -e path` gives it.
+pub(crate) fn export_at(v: &Value, path: &[&str]) -> cue_eval::Result<Data> {
+    v.lookup_path(path)?.export()
 }
 
 /// A loading error as `cue` words it, except a module without a language version, which Timoni
 /// words `import failed: timoni.sh/x@v0: no language version declared in module.cue`; ours
 /// adds how to fix it.
-fn load_error(e: &load::LoadError) -> Error {
-    match &e.kind {
-        LoadErrorKind::NoLanguageVersion { module } => {
+fn load_error(e: cue_eval::Error) -> Error {
+    match e.kind() {
+        ErrorKind::NoLanguageVersion { module } => {
             let module = match module.as_deref() {
                 Some(m) if m.contains('@') => format!("{m}: "),
                 Some(m) => format!("{m}@v0: "),
                 None => String::new(),
             };
             Error::Module(format!(
-                "import failed: {module}{NO_LANGUAGE_VERSION} (add `language: version: \"{}\"` to cue.mod/module.cue)",
+                "import failed: {module}no language version declared in module.cue (add `language: version: \"{}\"` to cue.mod/module.cue)",
                 cue_eval::LANGUAGE_VERSION
             ))
         }
-        _ => cue_error(&[e.to_eval_error()]),
+        _ => cue_error(e),
     }
 }
 
 /// A module loaded for an instance: its root, its parsed files (the schema and values
-/// overlays included; only when asked for) and the evaluator instance.
+/// overlays included; only when asked for) and the package's value.
 pub struct Loaded {
     pub root: PathBuf,
-    pub files: Vec<cue_eval::load::LoadedFile>,
-    pub instance: cue_eval::eval::api::Instance,
+    pub files: Vec<Document>,
+    pub value: Value,
 }
 
 /// Loads a local module for an instance: module checks, values merge, schema overlay, tags.
@@ -300,41 +302,35 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
     for (name, text) in &opts.extra_files {
         overlay.insert(pkg_dir.join(name), text.clone());
     }
-    let mut cfg = Config::new(&root);
-    cfg.overlay = overlay;
-    cfg.parse_cache = opts.parse_cache.clone();
-    cfg.tags = vec![
-        format!("name={}", opts.name),
-        format!("namespace={}", opts.namespace),
-    ];
-    if opts.debug {
-        cfg.tags.push("debug".into());
+    let mut loader = Context::new().loader(&root);
+    for (path, text) in overlay {
+        loader = loader.overlay(path, text);
     }
-    cfg.tag_vars
-        .insert("moduleVersion".into(), opts.module_version.clone());
-    cfg.tag_vars
-        .insert("kubeVersion".into(), opts.kube_version.clone());
+    if let Some(cache) = &opts.parse_cache {
+        loader = loader.parse_cache(cache.clone());
+    }
+    loader = loader
+        .tag(format!("name={}", opts.name))
+        .tag(format!("namespace={}", opts.namespace));
+    if opts.debug {
+        loader = loader.tag("debug");
+    }
     let arg = if opts.package == "main" {
         ".".to_string()
     } else {
         format!("./{}", opts.package)
     };
-    let build = load::load(&cfg, &[arg]).map_err(|e| load_error(&e))?;
-    let files = if keep_files {
-        build.files.clone()
+    let loader = loader
+        .tag_var("moduleVersion", opts.module_version.clone())
+        .tag_var("kubeVersion", opts.kube_version.clone())
+        .args([arg]);
+    let (value, files) = if keep_files {
+        loader.load_with_documents()
     } else {
-        Vec::new()
-    };
-    let mut instance = build.into_instance().map_err(|e| cue_error(&e))?;
-    let compile = instance.compile_errors();
-    if !compile.is_empty() {
-        return Err(cue_error(&compile));
+        loader.load().map(|v| (v, Vec::new()))
     }
-    Ok(Loaded {
-        root,
-        files,
-        instance,
-    })
+    .map_err(load_error)?;
+    Ok(Loaded { root, files, value })
 }
 
 /// Builds an instance of a module, fetching an `oci://` one with `fetcher` first; its version
@@ -359,27 +355,23 @@ pub fn build_with(opts: &BuildOptions, fetcher: Option<&dyn ModuleFetch>) -> Res
 
 /// Builds an instance of a local module.
 pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
-    let Loaded {
-        root,
-        instance: mut inst,
-        ..
-    } = load_module(opts, false)?;
-    if inst.lookup(&["timoni"]).is_none() {
+    let Loaded { root, value, .. } = load_module(opts, false)?;
+    if value.lookup("timoni").is_err() {
         return Err(Error::Cue(
             "timoni: field not found: the module's timoni.cue must define timoni".into(),
         ));
     }
-    let instance = export_path(&mut inst, &["timoni", "instance"]).map_err(|e| cue_error(&e))?;
-    match export_path(&mut inst, &["timoni", "apiVersion"]) {
+    let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
+    match export_at(&value, &["timoni", "apiVersion"]) {
         Ok(Data::String(v)) if v == "v1alpha1" => {}
         Ok(_) => {
             return Err(Error::Cue(
                 "timoni.apiVersion: unsupported API version, expected v1alpha1".into(),
             ));
         }
-        Err(e) => return Err(cue_error(&e)),
+        Err(e) => return Err(cue_error(e)),
     }
-    let apply = export_path(&mut inst, &["timoni", "apply"]).map_err(|e| cue_error(&e))?;
+    let apply = export_at(&value, &["timoni", "apply"]).map_err(cue_error)?;
     let Data::Struct(sets) = apply else {
         return Err(Error::Cue("timoni.apply: must be a struct of lists".into()));
     };
@@ -412,7 +404,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
     }
     images.sort();
     images.dedup();
-    let values = export_path(&mut inst, &["values"]).unwrap_or(Data::Null);
+    let values = export_at(&value, &["values"]).unwrap_or(Data::Null);
     Ok(BuiltInstance {
         name: opts.name.clone(),
         namespace: opts.namespace.clone(),

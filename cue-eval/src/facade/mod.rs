@@ -13,11 +13,14 @@ mod value;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::eval::api::Instance;
 use crate::load;
+use crate::syntax::Document;
 
-pub use error::{Error, ErrorItem, Position, Result};
+pub use crate::load::ParseCache;
+pub use error::{Error, ErrorItem, ErrorKind, Position, Result};
 pub use value::{Field, FieldKind, FieldOptions, Kind, ValidateOptions, Value};
 
 use value::Shared;
@@ -77,10 +80,56 @@ impl Context {
             return Err(sh.error(errs));
         }
         let id = sh.inst.files.len() - 1;
-        let (ast, _) = crate::parse(crate::ast::FileId(id as u32), src);
-        sh.main_files.push(ast);
+        sh.unparsed_main.push(id);
         drop(sh);
         Ok(Value::new(self.sh.clone(), root, Some(Vec::new())))
+    }
+
+    /// Compiles the files (name, text) of one package, as an instance of its own (see
+    /// [`Context::compile_package`]); imports of the standard library work.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let files = [("a.cue".to_string(), "a: b".to_string()), ("b.cue".to_string(), "b: 1".to_string())];
+    /// assert_eq!(ctx.compile_files(&files).unwrap().lookup("a").unwrap().decode::<i64>().unwrap(), 1);
+    /// ```
+    pub fn compile_files(&self, files: &[(String, String)]) -> Result<Value> {
+        self.compile_package(files, |p| {
+            Err(format!(
+                "package {p:?} not found (imports need a module loader)"
+            ))
+        })
+    }
+
+    /// Compiles the files (name, text) of one package, whose imports outside the standard
+    /// library `imports` gives (the files of the package at an import path, or why there is
+    /// none). The package is an instance of its own: its values unify with this context's as
+    /// data ([`Value::unify`]).
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let files = [("main.cue".to_string(), "import \"x.io/s\"\na: s.#N & 1".to_string())];
+    /// let v = ctx
+    ///     .compile_package(&files, |path| match path {
+    ///         "x.io/s" => Ok(vec![("s.cue".into(), "package s\n#N: int".into())]),
+    ///         _ => Err(format!("package {path:?} not found")),
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(v.lookup("a").unwrap().decode::<i64>().unwrap(), 1);
+    /// ```
+    pub fn compile_package<F>(&self, files: &[(String, String)], mut imports: F) -> Result<Value>
+    where
+        F: FnMut(&str) -> std::result::Result<Vec<(String, String)>, String>,
+    {
+        let inst = Instance::from_sources_with_imports(files, &mut imports)
+            .map_err(|e| Error::from_eval(e, &Default::default()))?;
+        let sh = Shared::loaded(inst, (0..files.len()).collect());
+        let errs = sh.borrow_mut().inst.compile_errors();
+        if !errs.is_empty() {
+            return Err(sh.borrow_mut().error(errs));
+        }
+        let root = sh.borrow().inst.root;
+        Ok(Value::new(sh, root, Some(Vec::new())))
     }
 
     /// A `serde::Serialize` value as a CUE value of this context (structs keep the order their
@@ -184,6 +233,17 @@ impl Loader {
         self
     }
 
+    /// Adds arguments as `cue export` takes them: a package directory (`.`, `./dir`,
+    /// `./dir:pkg`), `.cue` files of one package, and `.json` and `.yaml` data files.
+    pub fn args<I, S>(mut self, args: I) -> Loader
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
     /// Replaces or adds a file in memory (a relative path is taken from the directory).
     pub fn overlay(mut self, path: impl Into<PathBuf>, text: impl Into<String>) -> Loader {
         self.cfg.overlay.insert(path.into(), text.into());
@@ -217,24 +277,53 @@ impl Loader {
         self
     }
 
+    /// Shares parse results with the other loads given the same cache (the instances of one
+    /// module in a bundle, loaded on several threads): each file is then parsed once.
+    pub fn parse_cache(mut self, cache: Arc<ParseCache>) -> Loader {
+        self.cfg.parse_cache = Some(cache);
+        self
+    }
+
     /// Loads and compiles the package; its root value, evaluated on demand.
+    ///
+    /// Errors of finding, reading and parsing the files are of kind [`ErrorKind::Load`] (or
+    /// [`ErrorKind::NoLanguageVersion`]); errors of compiling them, of kind [`ErrorKind::Eval`].
     pub fn load(self) -> Result<Value> {
+        Ok(self.load_build(false)?.0)
+    }
+
+    /// [`Loader::load`], with a [`Document`] of each file the package was built from (its own
+    /// files and those of the packages it imports, in load order; files left out by `@if` or
+    /// `@ignore` are not among them), for queries on their syntax.
+    pub fn load_with_documents(self) -> Result<(Value, Vec<Document>)> {
+        self.load_build(true)
+    }
+
+    fn load_build(self, documents: bool) -> Result<(Value, Vec<Document>)> {
         let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
         build.merge_data_files().map_err(Error::from_load)?;
-        let main_files = build
-            .main
-            .iter()
-            .map(|&i| build.files[i].ast.clone())
-            .collect();
+        let docs = if documents {
+            build
+                .files
+                .iter()
+                .filter(|f| !f.excluded)
+                .map(Document::from_loaded)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let main = build.main.clone();
         let sh = match build.into_instance() {
-            Ok(inst) => Shared::new(inst, main_files),
-            Err(errs) => return Err(Error::from_eval(errs, &Default::default())),
+            Ok(inst) => Shared::loaded(inst, main),
+            Err(errs) => {
+                return Err(Error::from_eval(errs, &Default::default()).with_kind(ErrorKind::Load));
+            }
         };
         let errs = sh.borrow_mut().inst.compile_errors();
         if !errs.is_empty() {
             return Err(sh.borrow_mut().error(errs));
         }
         let root = sh.borrow().inst.root;
-        Ok(Value::new(sh, root, Some(Vec::new())))
+        Ok((Value::new(sh, root, Some(Vec::new())), docs))
     }
 }

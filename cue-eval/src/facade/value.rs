@@ -21,6 +21,10 @@ use super::error::{Error, Position, Result};
 pub(crate) struct Shared {
     pub(crate) inst: Instance,
     pub(crate) main_files: Vec<crate::ast::File>,
+    /// Files of the main package not parsed into `main_files` yet, by index in `inst.files`:
+    /// a loaded package's trees go to the evaluator, and only [`Value::attributes`] needs
+    /// them again, so they are parsed again from the text when it is first called.
+    pub(crate) unparsed_main: Vec<usize>,
     sources: Arc<Vec<(String, Arc<str>)>>,
 }
 
@@ -29,8 +33,27 @@ impl Shared {
         Rc::new(RefCell::new(Shared {
             inst,
             main_files,
+            unparsed_main: Vec::new(),
             sources: Arc::default(),
         }))
+    }
+
+    /// The state of a loaded package whose main files are `inst.files[i]` for `i` in `main`.
+    pub(crate) fn loaded(inst: Instance, main: Vec<usize>) -> Rc<RefCell<Shared>> {
+        let sh = Shared::new(inst, Vec::new());
+        sh.borrow_mut().unparsed_main = main;
+        sh
+    }
+
+    /// The syntax trees of the main files.
+    fn main_files(&mut self) -> &[crate::ast::File] {
+        for i in std::mem::take(&mut self.unparsed_main) {
+            if let Some(f) = self.inst.files.get(i) {
+                let (ast, _) = crate::parse(crate::ast::FileId(i as u32), &f.text);
+                self.main_files.push(ast);
+            }
+        }
+        &self.main_files
     }
 
     /// The names and texts of the instance's files, refreshed when files were added.
@@ -233,7 +256,22 @@ impl Value {
         if path.is_empty() {
             return Ok(self.clone());
         }
-        let labels = print::split_path(path);
+        self.lookup_path(&print::split_path(path))
+    }
+
+    /// [`Value::lookup`] with the labels already separated (and unquoted): `["metadata",
+    /// "labels", "app.kubernetes.io/name"]`.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str(r#"a: {"x.y": [1, 2]}"#).unwrap();
+    /// assert_eq!(v.lookup_path(&["a", "x.y", "0"]).unwrap().decode::<i64>().unwrap(), 1);
+    /// ```
+    pub fn lookup_path<S: AsRef<str>>(&self, labels: &[S]) -> Result<Value> {
+        let labels: Vec<String> = labels.iter().map(|l| l.as_ref().to_string()).collect();
+        if labels.is_empty() {
+            return Ok(self.clone());
+        }
         let mut sh = self.sh.borrow_mut();
         let rt = &mut sh.inst.rt;
         let mut v = self.v;
@@ -510,8 +548,8 @@ impl Value {
         let Some(path) = &self.path else {
             return Vec::new();
         };
-        let sh = self.sh.borrow();
-        let files: Vec<&crate::ast::File> = sh.main_files.iter().collect();
+        let mut sh = self.sh.borrow_mut();
+        let files: Vec<&crate::ast::File> = sh.main_files().iter().collect();
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
         let mut out = crate::load::attr::field_attributes(&files, &path);
         out.retain(|a| a.name == name);
@@ -564,6 +602,13 @@ impl Value {
         }
         let r = if self.v == sh.inst.root {
             sh.inst.export()
+        } else if let (Some(root), Some(path)) = (self.root, &self.path)
+            && root == sh.inst.root
+        {
+            // A field of a loaded package: selected again once the package is finished, as
+            // `cue export -e path` does.
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            print::export_path(&mut sh.inst, &path)
         } else {
             if let Some(root) = self.root
                 && root != self.v

@@ -146,7 +146,7 @@ pub fn apply_bundle(
         super::runtime_values::runtime_values(connector, &req.bundle).map_err(ApplyError::Build)?;
     let mut out = Vec::new();
     // Every instance parses its module through one cache: a module is parsed once per run.
-    let cache = std::sync::Arc::new(cue_eval::load::ParseCache::new());
+    let cache = std::sync::Arc::new(cue_eval::ParseCache::new());
     // `oci://` modules, fetched once per (URL, version, digest) for all clusters.
     let mut sources: BTreeMap<(String, String, Option<String>), ModuleSource> = BTreeMap::new();
     for (rc, values) in clusters {
@@ -233,7 +233,7 @@ fn apply_one(
     bundle_name: &str,
     bi: &bundle::BundleInstance,
     sources: &mut BTreeMap<(String, String, Option<String>), ModuleSource>,
-    cache: &std::sync::Arc<cue_eval::load::ParseCache>,
+    cache: &std::sync::Arc<cue_eval::ParseCache>,
     module_out: &mut ModuleReference,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<ApplyReport, ApplyError> {

@@ -5,12 +5,11 @@
 //! is true wins. An incomplete expression counts as false; none true means InProgress.
 
 use cue_eval::encode::Data;
-use cue_eval::eval::print::export_path;
 
 use super::status::Status;
 use super::{ObjRef, Object};
 use crate::error::{Error, Result};
-use crate::instance::{self, BuildOptions};
+use crate::instance::{self, BuildOptions, export_at};
 
 const INFO_FILE: &str = "timoni.healthchecks.cue";
 const INFO_FIELD: &str = "timoniHealthCheckInfo";
@@ -50,13 +49,9 @@ impl HealthChecks {
                 opts.package
             ),
         ));
-        let mut loaded = instance::load_module(&probe, false)?;
-        let info = export_path(&mut loaded.instance, &[INFO_FIELD]).map_err(|e| {
-            Error::Cue(format!(
-                "timoni.healthChecks: {}",
-                cue_eval::eval::api::format_errors(&e).trim_end()
-            ))
-        })?;
+        let loaded = instance::load_module(&probe, false)?;
+        let info = export_at(&loaded.value, &[INFO_FIELD])
+            .map_err(|e| Error::Cue(format!("timoni.healthChecks: {e}")))?;
         let mut checks: Vec<Check> = Vec::new();
         if let Data::List(items) = info {
             for it in items {
@@ -120,7 +115,7 @@ impl HealthChecks {
                 quote(&check.name)
             ),
         ));
-        let mut loaded = match instance::load_module(&opts, false) {
+        let loaded = match instance::load_module(&opts, false) {
             Ok(l) => l,
             Err(e) => {
                 return Some((
@@ -134,7 +129,7 @@ impl HealthChecks {
             ("failed", Status::Failed),
             ("current", Status::Current),
         ] {
-            if let Ok(Data::Bool(true)) = export_path(&mut loaded.instance, &[EVAL_FIELD, field]) {
+            if let Ok(Data::Bool(true)) = export_at(&loaded.value, &[EVAL_FIELD, field]) {
                 return Some((status, format!("health check {}: {field}", check.name)));
             }
         }

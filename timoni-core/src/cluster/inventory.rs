@@ -277,7 +277,7 @@ fn write_cue(out: &mut String, d: &cue_eval::encode::Data, depth: usize) {
             out.push_str("{\n");
             for f in fields {
                 out.push_str(&"\t".repeat(depth + 1));
-                if cue_eval::eval::label::is_identifier(&f.name) {
+                if cue_eval::syntax::is_identifier(&f.name) {
                     out.push_str(&f.name);
                 } else {
                     out.push_str(&cue_eval::decode::to_cue_expr(
