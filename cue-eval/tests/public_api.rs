@@ -99,6 +99,7 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Error) -> &[ErrorItem] = Error::errors;
     let _ = |m: String| -> Error { Error::msg(m) };
     let _: fn(&Error) -> &ErrorKind = Error::kind;
+    let _ = |p: String, m: String| -> Error { Error::at_path(p, m) };
     let _ = |e: &Error| -> Error { e.map_positions(|p: &Position| p.clone()) };
     let _ = |k: ErrorKind| match k {
         ErrorKind::Eval | ErrorKind::Load => None,

@@ -23,7 +23,7 @@ use cue_eval::encode::Data;
 use cue_eval::syntax::Document;
 use cue_eval::{Context, ErrorKind, ParseCache, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{CueError, Error, Result};
 use crate::meta::{self, get, get_str};
 use crate::oci::{ArtifactUrl, FetchedModule, ModuleFetch};
 use crate::schema;
@@ -225,7 +225,7 @@ pub fn module_name(root: &Path) -> String {
 }
 
 fn cue_error(e: cue_eval::Error) -> Error {
-    Error::Cue(e.to_string())
+    Error::from(e)
 }
 
 /// The concrete data at a path of labels below `v`, as `cue export -e path` gives it.
@@ -357,23 +357,28 @@ pub fn build_with(opts: &BuildOptions, fetcher: Option<&dyn ModuleFetch>) -> Res
 pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
     let Loaded { root, value, .. } = load_module(opts, false)?;
     if value.lookup("timoni").is_err() {
-        return Err(Error::Cue(
-            "timoni: field not found: the module's timoni.cue must define timoni".into(),
-        ));
+        return Err(Error::Cue(CueError::at_path(
+            "timoni",
+            "field not found: the module's timoni.cue must define timoni",
+        )));
     }
     let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
     match export_at(&value, &["timoni", "apiVersion"]) {
         Ok(Data::String(v)) if v == "v1alpha1" => {}
         Ok(_) => {
-            return Err(Error::Cue(
-                "timoni.apiVersion: unsupported API version, expected v1alpha1".into(),
-            ));
+            return Err(Error::Cue(CueError::at_path(
+                "timoni.apiVersion",
+                "unsupported API version, expected v1alpha1",
+            )));
         }
         Err(e) => return Err(cue_error(e)),
     }
     let apply = export_at(&value, &["timoni", "apply"]).map_err(cue_error)?;
     let Data::Struct(sets) = apply else {
-        return Err(Error::Cue("timoni.apply: must be a struct of lists".into()));
+        return Err(Error::Cue(CueError::at_path(
+            "timoni.apply",
+            "must be a struct of lists",
+        )));
     };
     let mut apply_sets = Vec::new();
     let mut problems = Vec::new();

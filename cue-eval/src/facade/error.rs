@@ -90,6 +90,19 @@ impl Error {
         }
     }
 
+    /// An error with one message about the value at a CUE path (`spec.replicas`), without a
+    /// position.
+    ///
+    /// ```
+    /// let err = cue_eval::Error::at_path("timoni.apply", "must be a struct");
+    /// assert_eq!(err.to_string(), "timoni.apply: must be a struct");
+    /// ```
+    pub fn at_path(path: impl Into<String>, message: impl Into<String>) -> Error {
+        let mut e = Error::msg(message);
+        e.errors[0].path = path.into();
+        e
+    }
+
     /// The stage the error comes from.
     pub fn kind(&self) -> &ErrorKind {
         &self.kind

@@ -68,7 +68,7 @@ pub enum BundleEvent<'a> {
 /// read: said with [`crate::Error::Cue`] (the message is unchanged).
 fn content_error(e: crate::Error) -> crate::Error {
     match e {
-        crate::Error::Bundle(m) => crate::Error::Cue(m),
+        crate::Error::Bundle(m) => crate::Error::Cue(crate::error::CueError::msg(m)),
         e => e,
     }
 }

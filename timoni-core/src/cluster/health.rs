@@ -8,7 +8,7 @@ use cue_eval::encode::Data;
 
 use super::status::Status;
 use super::{ObjRef, Object};
-use crate::error::{Error, Result};
+use crate::error::{CueError, Error, Result};
 use crate::instance::{self, BuildOptions, export_at};
 
 const INFO_FILE: &str = "timoni.healthchecks.cue";
@@ -51,7 +51,7 @@ impl HealthChecks {
         ));
         let loaded = instance::load_module(&probe, false)?;
         let info = export_at(&loaded.value, &[INFO_FIELD])
-            .map_err(|e| Error::Cue(format!("timoni.healthChecks: {e}")))?;
+            .map_err(|e| Error::Cue(CueError::new(e).in_context("timoni.healthChecks")))?;
         let mut checks: Vec<Check> = Vec::new();
         if let Data::List(items) = info {
             for it in items {
@@ -65,9 +65,12 @@ impl HealthChecks {
                     .iter()
                     .find(|o| o.group == c.group && o.kind == c.kind)
                 {
-                    return Err(Error::Cue(format!(
-                        "timoni.healthChecks: {:?} and {:?} check the same group and kind {}/{}",
-                        other.name, c.name, c.group, c.kind
+                    return Err(Error::Cue(CueError::at_path(
+                        "timoni.healthChecks",
+                        format!(
+                            "{:?} and {:?} check the same group and kind {}/{}",
+                            other.name, c.name, c.group, c.kind
+                        ),
                     )));
                 }
                 checks.push(c);
