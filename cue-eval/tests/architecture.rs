@@ -1,7 +1,8 @@
 //! The crate's boundaries, checked: `cue-eval` depends on no Kubernetes, async-runtime or
 //! command-line crate; its published package holds no test corpus; `timoni-core` evaluates
 //! only through the facade (`Context`, `Loader`, `Value`, `Error`) and reaches the syntax only
-//! through `cue_eval::syntax::Document` (no syntax-tree walking of its own).
+//! through `cue_eval::syntax::Document` (no syntax-tree walking of its own); so do the CLI and
+//! the controller.
 //!
 //! The checks read the workspace around the crate and run `cargo`; outside the repository (a
 //! packaged crate) they skip with a message.
@@ -171,6 +172,21 @@ fn timoni_core_evaluates_through_the_facade() {
     assert!(
         hits.is_empty(),
         "timoni-core reaches into the evaluator or the loader:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_cli_and_the_controller_evaluate_through_the_facade() {
+    let Some(root) = workspace() else { return };
+    let mut hits = Vec::new();
+    for dir in ["timoni-cli/src", "timoni-controller/src"] {
+        hits.extend(lines_with(&root.join(dir), EVAL_INTERNALS));
+        hits.extend(lines_with(&root.join(dir), SYNTAX_INTERNALS));
+    }
+    assert!(
+        hits.is_empty(),
+        "the CLI or the controller reaches into cue-eval's internals:\n{}",
         hits.join("\n")
     );
 }

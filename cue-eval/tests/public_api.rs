@@ -11,8 +11,8 @@ use cue_eval::syntax::{
     is_number_literal, one_line, quote,
 };
 use cue_eval::{
-    AttrArg, Attribute, Context, Error, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions, Kind,
-    Loader, ParseCache, Position, Result, ValidateOptions, Value,
+    AttrArg, Attribute, Context, DocumentLoads, Error, ErrorItem, ErrorKind, Field, FieldKind,
+    FieldOptions, Kind, Loader, ParseCache, Position, Result, ValidateOptions, Value,
 };
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -45,6 +45,10 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(Loader, bool) -> Loader = Loader::eager_imports;
     let _: fn(Loader) -> Result<Value> = Loader::load;
     let _: fn(Loader) -> Result<(Value, Vec<Document>)> = Loader::load_with_documents;
+    let _: fn(Loader) -> Result<Value> = Loader::load_partial;
+    let _: fn(Loader) -> Result<DocumentLoads> = Loader::load_partial_per_document;
+    let _: fn(&DocumentLoads) -> bool = DocumentLoads::per_document;
+    let _ = |l: DocumentLoads| -> Vec<Result<Value>> { l.collect() };
     // Value
     let _: fn(&Value, &str) -> Result<Value> = Value::lookup;
     let _ = |v: &Value, p: &[&str]| -> Result<Value> { v.lookup_path(p) };
@@ -62,6 +66,7 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Value) -> Result<T> = Value::decode::<T>;
     let _: fn(&Value) -> Result<String> = Value::to_json;
     let _: fn(&Value) -> Result<String> = Value::to_yaml;
+    let _: fn(&Value, FieldOptions) -> Result<String> = Value::to_cue_text;
     let _ = |f: Field| -> (String, FieldKind, Value) { (f.label, f.kind, f.value) };
     let _ = FieldOptions {
         optional: true,
@@ -101,6 +106,7 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Error) -> &ErrorKind = Error::kind;
     let _ = |p: String, m: String| -> Error { Error::at_path(p, m) };
     let _ = |e: &Error| -> Error { e.map_positions(|p: &Position| p.clone()) };
+    let _: fn(&Error, &std::path::Path) -> Error = Error::relative_to;
     let _ = |k: ErrorKind| match k {
         ErrorKind::Eval | ErrorKind::Load => None,
         ErrorKind::NoLanguageVersion { module } => module,

@@ -135,6 +135,28 @@ impl Error {
         out
     }
 
+    /// The error as `cue` prints it when run in `dir`: positions in files below `dir`, and
+    /// paths below it in messages, written `./rel/path`.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let err = ctx.compile_file("/w/a.cue", "a: 1\na: 2\n").unwrap().validate(Default::default()).unwrap_err();
+    /// let err = err.relative_to(std::path::Path::new("/w"));
+    /// assert_eq!(err.errors()[0].positions()[0].file(), "./a.cue");
+    /// ```
+    pub fn relative_to(&self, dir: &std::path::Path) -> Error {
+        let prefix = format!("{}/", dir.display());
+        let mut out =
+            self.map_positions(|p| match std::path::Path::new(&p.file).strip_prefix(dir) {
+                Ok(rel) => Position::new(format!("./{}", rel.display()), p.line, p.column),
+                Err(_) => p.clone(),
+            });
+        for e in &mut out.errors {
+            e.message = e.message.replace(&prefix, "./");
+        }
+        out
+    }
+
     /// An error with one message at one position.
     pub(crate) fn at(
         message: String,

@@ -289,17 +289,61 @@ impl Loader {
     /// Errors of finding, reading and parsing the files are of kind [`ErrorKind::Load`] (or
     /// [`ErrorKind::NoLanguageVersion`]); errors of compiling them, of kind [`ErrorKind::Eval`].
     pub fn load(self) -> Result<Value> {
-        Ok(self.load_build(false)?.0)
+        Ok(self.load_build(false, true)?.0)
     }
 
     /// [`Loader::load`], with a [`Document`] of each file the package was built from (its own
     /// files and those of the packages it imports, in load order; files left out by `@if` or
     /// `@ignore` are not among them), for queries on their syntax.
     pub fn load_with_documents(self) -> Result<(Value, Vec<Document>)> {
-        self.load_build(true)
+        self.load_build(true, true)
     }
 
-    fn load_build(self, documents: bool) -> Result<(Value, Vec<Document>)> {
+    /// [`Loader::load`], leaving the package's compile errors (an unknown reference, say) to
+    /// [`Value::validate`] and the exports, which report them with the errors they cause, as
+    /// `cue eval` and `cue vet` do; [`Value::to_cue_text`] shows them in place.
+    pub fn load_partial(self) -> Result<Value> {
+        Ok(self.load_build(false, false)?.0)
+    }
+
+    /// Loads the package once for each document of the data files among the arguments, with
+    /// that document merged into it, as `cue vet schema.cue data.yaml` checks each document;
+    /// once, as [`Loader::load_partial`] does, when there are no data files. Each load happens
+    /// when the iterator reaches it.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("cue-eval-doc-docs-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("s.cue"), "a: int\n").unwrap();
+    /// std::fs::write(dir.join("d.yaml"), "a: 1\n---\na: x\n").unwrap();
+    /// let loads = cue_eval::Context::new().loader(&dir).args(["s.cue", "d.yaml"]).load_partial_per_document().unwrap();
+    /// assert!(loads.per_document());
+    /// let ok: Vec<bool> = loads.map(|v| v.unwrap().validate(Default::default()).is_ok()).collect();
+    /// assert_eq!(ok, [true, false]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn load_partial_per_document(self) -> Result<DocumentLoads> {
+        let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
+        let data = std::mem::take(&mut build.data);
+        let per_document = !data.is_empty();
+        let mut docs: std::collections::VecDeque<(String, Option<crate::encode::Data>)> = data
+            .into_iter()
+            .flat_map(|f| {
+                let name = f.name;
+                f.docs.into_iter().map(move |d| (name.clone(), Some(d)))
+            })
+            .collect();
+        if !per_document {
+            docs.push_back((String::new(), None));
+        }
+        Ok(DocumentLoads {
+            build,
+            docs,
+            per_document,
+        })
+    }
+
+    fn load_build(self, documents: bool, strict: bool) -> Result<(Value, Vec<Document>)> {
         let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
         build.merge_data_files().map_err(Error::from_load)?;
         let docs = if documents {
@@ -320,10 +364,57 @@ impl Loader {
             }
         };
         let errs = sh.borrow_mut().inst.compile_errors();
-        if !errs.is_empty() {
+        if strict && !errs.is_empty() {
             return Err(sh.borrow_mut().error(errs));
         }
         let root = sh.borrow().inst.root;
         Ok((Value::new(sh, root, Some(Vec::new())), docs))
+    }
+}
+
+/// The loads of [`Loader::load_partial_per_document`]: one value per data document (or one
+/// for the package alone), each loaded when the iterator reaches it.
+pub struct DocumentLoads {
+    build: load::Build,
+    docs: std::collections::VecDeque<(String, Option<crate::encode::Data>)>,
+    per_document: bool,
+}
+
+impl DocumentLoads {
+    /// Whether data files were given (one load per document), or the package is loaded alone.
+    pub fn per_document(&self) -> bool {
+        self.per_document
+    }
+}
+
+impl Iterator for DocumentLoads {
+    type Item = Result<Value>;
+
+    fn next(&mut self) -> Option<Result<Value>> {
+        let (name, doc) = self.docs.pop_front()?;
+        let build = match doc {
+            Some(doc) => {
+                let mut b = self.build.clone();
+                if let Err(e) = b.add_main_source(&name, crate::decode::to_cue_source(&doc)) {
+                    return Some(Err(Error::from_load(e)));
+                }
+                b
+            }
+            None => std::mem::take(&mut self.build),
+        };
+        let main = build.main.clone();
+        Some(match build.into_instance() {
+            Ok(inst) => {
+                let root = inst.root;
+                Ok(Value::new(
+                    Shared::loaded(inst, main),
+                    root,
+                    Some(Vec::new()),
+                ))
+            }
+            Err(errs) => {
+                Err(Error::from_eval(errs, &Default::default()).with_kind(ErrorKind::Load))
+            }
+        })
     }
 }

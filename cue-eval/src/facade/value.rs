@@ -236,6 +236,15 @@ impl Value {
         }
     }
 
+    /// The labels from the root of the instance's own package, for a value reached from it by
+    /// lookups (whose errors and exports are then those of `cue` with `-e path`).
+    fn package_path(&self, sh: &Shared) -> Option<Vec<String>> {
+        match (self.root, &self.path) {
+            (Some(root), Some(path)) if root == sh.inst.root => Some(path.clone()),
+            _ => None,
+        }
+    }
+
     fn derived(&self, v: VId) -> Value {
         Value::new(self.sh.clone(), v, None)
     }
@@ -511,6 +520,27 @@ impl Value {
     /// ```
     pub fn validate(&self, opts: ValidateOptions) -> Result<()> {
         let mut sh = self.sh.borrow_mut();
+        let o = print::Options {
+            hidden: opts.hidden,
+            optional: opts.optional,
+        };
+        if let Some(path) = self.package_path(&sh) {
+            // A field of a loaded package: what `cue vet` and `cue eval -e path` report, the
+            // package's compile errors and the permanent errors below the field together.
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            let mut errs = print::eval_errors_at(&mut sh.inst, &path, o);
+            if errs.is_empty()
+                && opts.concrete
+                && let Err(e) = print::export_path(&mut sh.inst, &path)
+            {
+                errs = e;
+            }
+            return if errs.is_empty() {
+                Ok(())
+            } else {
+                Err(sh.error(errs))
+            };
+        }
         let mut errs = sh.inst.compile_errors();
         if errs.is_empty() {
             if opts.concrete
@@ -519,10 +549,6 @@ impl Value {
                 errs = e;
             }
             if errs.is_empty() {
-                let o = print::Options {
-                    hidden: opts.hidden,
-                    optional: opts.optional,
-                };
                 errs = print::vertex_errors(&mut sh.inst, self.v, o);
             }
         }
@@ -650,6 +676,35 @@ impl Value {
     /// ```
     pub fn to_yaml(&self) -> Result<String> {
         Ok(crate::encode::to_yaml(&self.export()?))
+    }
+}
+
+impl Value {
+    /// The value as `cue eval` prints a package or an `-e` selection: a struct's fields
+    /// without the braces around them (after the imports it needs), anything else as
+    /// [`Display`](fmt::Display) writes it. `opts.hidden` and `opts.optional` show hidden and
+    /// optional fields (`-H`, `-O`); definitions are always shown. Errors are shown in place
+    /// (`_|_ // message`), as `cue eval -i` shows them.
+    ///
+    /// ```
+    /// use cue_eval::FieldOptions;
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str("a: int\nb?: 1\n_c: 2").unwrap();
+    /// assert_eq!(v.to_cue_text(FieldOptions::default()).unwrap(), "a: int\n");
+    /// let all = FieldOptions { optional: true, hidden: true, ..Default::default() };
+    /// assert_eq!(v.to_cue_text(all).unwrap(), "a:  int\nb?: 1\n_c: 2\n");
+    /// ```
+    pub fn to_cue_text(&self, opts: FieldOptions) -> Result<String> {
+        let mut sh = self.sh.borrow_mut();
+        let o = print::Options {
+            hidden: opts.hidden,
+            optional: opts.optional,
+        };
+        if let Some(path) = self.package_path(&sh) {
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            return print::eval_path_text(&mut sh.inst, &path, o).map_err(|e| sh.error(e));
+        }
+        Ok(print::body_cue(&mut sh.inst.rt, self.v, o))
     }
 }
 
