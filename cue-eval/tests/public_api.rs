@@ -128,7 +128,6 @@ fn the_facade_keeps_its_signatures() {
     // Syntax
     let _: fn(&str, &str) -> Result<Document> = Document::parse;
     let _: fn(&str, &str) -> Document = Document::parse_partial;
-    let _: fn(&cue_eval::load::LoadedFile) -> Document = Document::from_loaded;
     let _: fn(&Document) -> &str = Document::name;
     let _: fn(&Document) -> &str = Document::text;
     let _: fn(&Document) -> Option<&str> = Document::package_name;
