@@ -8,7 +8,7 @@
 //! errors inside structs read by their siblings.
 //!
 //! Each program is written as `in.cue` in a scratch directory. Ours is exported through
-//! [`cue_eval::load::export`] (the code of `timoni cue export --out json`); the oracle runs
+//! [`crate::wild::export_json`] (the facade, as `timoni cue export --out json`); the oracle runs
 //! `cue export --out json in.cue` there with `CUE_REGISTRY=none`. Both sides have a time limit.
 //! A program is a finding when the exit status differs (zero or not), when both succeed with
 //! different stdout, or when ours times out or panics. Findings are grouped by a [`shape`]: the
@@ -19,10 +19,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-use cue_eval::encode::to_json_indent;
-use cue_eval::eval::api::format_errors;
-use cue_eval::load::{self, Config};
 
 use crate::json;
 
@@ -944,10 +940,10 @@ impl Outcome {
 
 /// Exports `dir/in.cue` with our evaluator as `timoni cue export --out json in.cue` does there.
 pub fn export_ours(dir: &Path) -> Outcome {
-    let cfg = Config::new(dir);
-    match load::export(&cfg, &[FILE.to_owned()], &[]) {
-        Ok(e) => Outcome::Ok(e.docs.iter().map(|d| to_json_indent(d, false)).collect()),
-        Err(errs) => Outcome::Failed(format_errors(&load::relative_to(&errs, dir))),
+    let loader = cue_eval::Context::new().loader(dir).args([FILE]);
+    match crate::wild::export_json(loader, &[]) {
+        Ok(out) => Outcome::Ok(out),
+        Err(e) => Outcome::Failed(format!("{}\n", e.relative_to(dir))),
     }
 }
 

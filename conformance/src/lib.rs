@@ -9,7 +9,7 @@
 //! The evaluation checks ([`export`], with the inline `@test` assertions of [`inline`]) do not
 //! depend on any evaluator: they drive an [`engine::Engine`], chosen by [`engine::selected`].
 //!
-//! The Timoni module check ([`timoni`]) loads each module with `cue_eval::load` and exports it
+//! The Timoni module check ([`timoni`]) loads each module with `cue_eval`'s `Loader` and exports it
 //! as the oracle did, plain and with Timoni's schema overlay. The wild check ([`wild`]) does the
 //! same for real modules by other authors, through the code of `timoni cue export`, and compares
 //! exit status, stdout and the first error.

@@ -1,5 +1,5 @@
 //! The Timoni module check: every `timoni/<name>/module/` of the corpus loaded with the package
-//! loader (`cue_eval::load`) and exported as the oracle's command says
+//! loader (`cue_eval::Loader`) and exported as the oracle's command says
 //! (`cue export -e timoni.apply --out json -t ... ./`, run inside `module/`), compared with
 //! `expected.json` (plain) and `expected-build.json` (with Timoni's `timoni.schema.cue` injected
 //! as an in-memory overlay at the module root, and the build tags).
@@ -7,14 +7,10 @@
 //! A result is an exact text match (which implies key order), a value match (same JSON, other
 //! key order), a wrong value, or an error; each module runs on its own thread with a time limit.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use cue_eval::encode::to_json_indent;
-use cue_eval::eval::api::format_errors;
-use cue_eval::load::{self, Config};
 use serde_json::Value;
 
 /// How one export compared with the oracle.
@@ -250,19 +246,16 @@ pub fn export(
     cmd: &Command,
     schema_overlay: Option<String>,
 ) -> Result<String, String> {
-    let mut cfg = Config::new(module);
-    cfg.tags = cmd.tags.clone();
-    if let Some(s) = schema_overlay {
-        let mut overlay = BTreeMap::new();
-        overlay.insert(PathBuf::from("timoni.schema.cue"), s);
-        cfg.overlay = overlay;
+    let mut loader = cue_eval::Context::new()
+        .loader(module)
+        .args(cmd.args.clone());
+    for t in &cmd.tags {
+        loader = loader.tag(t.clone());
     }
-    let export = load::export(&cfg, &cmd.args, &cmd.expression).map_err(|e| format_errors(&e))?;
-    Ok(export
-        .docs
-        .iter()
-        .map(|d| to_json_indent(d, false))
-        .collect())
+    if let Some(s) = schema_overlay {
+        loader = loader.overlay(PathBuf::from("timoni.schema.cue"), s);
+    }
+    crate::wild::export_json(loader, &cmd.expression).map_err(|e| format!("{e}\n"))
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! (`export -e timoni.apply --out json -t k=v ... ./`). The tree is copied to a scratch
 //! directory; a patch appends `language: version: "v0.17.1"` to the copy's
 //! `cue.mod/module.cue` (the module is the copy's root, or `path_in_repository` below it when
-//! `cue.mod` is there). The export then runs through [`cue_eval::load::export`], the code of
-//! `timoni cue export`, with the copy as working directory.
+//! `cue.mod` is there). The export then runs through [`export_json`], the `cue_eval` facade's
+//! `Loader` as `timoni cue export` uses it, with the copy as working directory.
 //!
 //! A case passes when the exit status agrees (zero or not) and, for a zero exit, stdout is byte
 //! for byte `cue`'s. For the cases where `cue` fails, the first error is also compared
@@ -18,8 +18,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cue_eval::encode::to_json_indent;
-use cue_eval::eval::api::format_errors;
-use cue_eval::load::{self, Config};
 use serde_json::{Value, json};
 
 use crate::export::header_path;
@@ -141,12 +139,27 @@ pub enum Run {
 /// Exports `cmd` in `dir` exactly as `timoni cue export` does there: stdout on success, the
 /// error list with positions relative to `dir` otherwise.
 pub fn export(dir: &Path, cmd: &Command) -> Run {
-    let mut cfg = Config::new(dir);
-    cfg.tags = cmd.tags.clone();
-    match load::export(&cfg, &cmd.args, &cmd.expressions) {
-        Ok(e) => Run::Ok(e.docs.iter().map(|d| to_json_indent(d, false)).collect()),
-        Err(errs) => Run::Failed(format_errors(&load::relative_to(&errs, dir))),
+    let loader = cue_eval::Context::new().loader(dir).args(cmd.args.clone());
+    let loader = cmd.tags.iter().fold(loader, |l, t| l.tag(t.clone()));
+    match export_json(loader, &cmd.expressions) {
+        Ok(out) => Run::Ok(out),
+        Err(e) => Run::Failed(format!("{}\n", e.relative_to(dir))),
     }
+}
+
+/// `cue export --out json [-e EXPR]...` of what `loader` loads, through the facade as
+/// `timoni cue export` does: one JSON document per selection (the whole package without one).
+pub fn export_json(loader: cue_eval::Loader, expressions: &[String]) -> cue_eval::Result<String> {
+    let root = loader.load()?;
+    let selections = match expressions {
+        [] => vec![String::new()],
+        e => e.to_vec(),
+    };
+    let mut out = String::new();
+    for s in &selections {
+        out.push_str(&to_json_indent(&root.lookup(s)?.export()?, false));
+    }
+    Ok(out)
 }
 
 /// The first error of an error list, as far as it is compared: the CUE path of its header

@@ -74,8 +74,8 @@ use syntax::parser;
 pub use syntax::{ast, diagnostic, dump, format, lexer, literal, source};
 
 pub use facade::{
-    Context, Error, ErrorItem, Field, FieldKind, FieldOptions, Kind, Loader, Position, Result,
-    ValidateOptions, Value,
+    Context, DocumentLoads, Error, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions,
+    ImportShare, Kind, Loader, ParseCache, Position, Result, ValidateOptions, Value,
 };
 pub use load::{AttrArg, Attribute};
 pub use parser::{ParseError, check_parser, parse, parse_bytes, parse_ranges, parse_with};

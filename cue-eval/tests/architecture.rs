@@ -1,6 +1,8 @@
 //! The crate's boundaries, checked: `cue-eval` depends on no Kubernetes, async-runtime or
-//! command-line crate; its published package holds no test corpus; `timoni-core` reaches the
-//! syntax only through `cue_eval::syntax::Document` (no syntax-tree walking of its own).
+//! command-line crate; its published package holds no test corpus; `timoni-core` evaluates
+//! only through the facade (`Context`, `Loader`, `Value`, `Error`) and reaches the syntax only
+//! through `cue_eval::syntax::Document` (no syntax-tree walking of its own); so do the CLI and
+//! the controller.
 //!
 //! The checks read the workspace around the crate and run `cargo`; outside the repository (a
 //! packaged crate) they skip with a message.
@@ -139,11 +141,61 @@ const SYNTAX_INTERNALS: &[&str] = &[
     "Decl::",
 ];
 
+/// Evaluator and loader internals: the facade (`Context`, `Loader`, `Value`, `Error`) is the
+/// way in.
+const EVAL_INTERNALS: &[&str] = &[
+    "cue_eval::eval",
+    "cue_eval::load",
+    "eval::api",
+    "eval::print",
+    "EvalError",
+    "LoadErrorKind",
+    "LoadedFile",
+    "format_errors",
+];
+
 #[test]
 fn timoni_core_walks_no_syntax_tree() {
     let Some(root) = workspace() else { return };
+    let hits = lines_with(&root.join("timoni-core/src"), SYNTAX_INTERNALS);
+    assert!(
+        hits.is_empty(),
+        "timoni-core reaches into the syntax tree:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn timoni_core_evaluates_through_the_facade() {
+    let Some(root) = workspace() else { return };
+    let hits = lines_with(&root.join("timoni-core/src"), EVAL_INTERNALS);
+    assert!(
+        hits.is_empty(),
+        "timoni-core reaches into the evaluator or the loader:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_cli_and_the_controller_evaluate_through_the_facade() {
+    let Some(root) = workspace() else { return };
     let mut hits = Vec::new();
-    let mut dirs = vec![root.join("timoni-core/src")];
+    for dir in ["timoni-cli/src", "timoni-controller/src"] {
+        hits.extend(lines_with(&root.join(dir), EVAL_INTERNALS));
+        hits.extend(lines_with(&root.join(dir), SYNTAX_INTERNALS));
+    }
+    assert!(
+        hits.is_empty(),
+        "the CLI or the controller reaches into cue-eval's internals:\n{}",
+        hits.join("\n")
+    );
+}
+
+/// Every line of the `.rs` files under `dir` that contains one of `needles`, as
+/// `path:line: text`.
+fn lines_with(dir: &Path, needles: &[&str]) -> Vec<String> {
+    let mut hits = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
@@ -152,16 +204,12 @@ fn timoni_core_walks_no_syntax_tree() {
             } else if p.extension().is_some_and(|x| x == "rs") {
                 let text = std::fs::read_to_string(&p).unwrap();
                 for (i, line) in text.lines().enumerate() {
-                    if SYNTAX_INTERNALS.iter().any(|s| line.contains(s)) {
+                    if needles.iter().any(|s| line.contains(s)) {
                         hits.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
                     }
                 }
             }
         }
     }
-    assert!(
-        hits.is_empty(),
-        "timoni-core reaches into the syntax tree:\n{}",
-        hits.join("\n")
-    );
+    hits
 }

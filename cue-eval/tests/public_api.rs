@@ -7,12 +7,12 @@
 use std::path::PathBuf;
 
 use cue_eval::syntax::{
-    AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_number_literal,
-    one_line,
+    AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_identifier,
+    is_number_literal, one_line, quote,
 };
 use cue_eval::{
-    AttrArg, Attribute, Context, Error, ErrorItem, Field, FieldKind, FieldOptions, Kind, Loader,
-    Position, Result, ValidateOptions, Value,
+    AttrArg, Attribute, Context, DocumentLoads, Error, ErrorItem, ErrorKind, Field, FieldKind,
+    FieldOptions, ImportShare, Kind, Loader, ParseCache, Position, Result, ValidateOptions, Value,
 };
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -25,19 +25,37 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Context, &str) -> Result<Value> = Context::compile_str;
     let _: fn(&Context, &str, &str) -> Result<Value> = Context::compile_file;
     let _: fn(&Context, &str, &str) -> Result<Value> = Context::compile_data;
+    let _: fn(&Context, &[(String, String)]) -> Result<Value> = Context::compile_files;
+    let _ = |c: &Context, files: &[(String, String)]| -> Result<Value> {
+        c.compile_package(files, |p: &str| Err(p.to_string()))
+    };
     let _: fn(&Context, &T) -> Result<Value> = Context::encode::<T>;
     let _ = |c: &Context, dir: PathBuf| -> Loader { c.loader(dir) };
     // Loader
     let _: fn(Loader, &str) -> Loader = Loader::package;
     let _: fn(Loader, Vec<String>) -> Loader = Loader::files::<Vec<String>, String>;
+    let _: fn(Loader, Vec<String>) -> Loader = Loader::args::<Vec<String>, String>;
+    let _: fn(Loader, std::sync::Arc<ParseCache>) -> Loader = Loader::parse_cache;
+    let _: fn() -> ParseCache = ParseCache::new;
+    let _: fn(&ParseCache) -> usize = ParseCache::computed;
+    let _ = |l: Loader, s: &mut ImportShare| -> Result<Value> { l.load_sharing(s) };
+    let _: fn() -> ImportShare = ImportShare::new;
+    let _: fn(&ImportShare) -> usize = ImportShare::compiled;
+    let _: fn(&ImportShare) -> usize = ImportShare::reused;
     let _ = |l: Loader, p: PathBuf, t: String| -> Loader { l.overlay(p, t) };
     let _ = |l: Loader, t: String| -> Loader { l.tag(t) };
     let _ = |l: Loader, k: String, v: String| -> Loader { l.tag_var(k, v) };
     let _: fn(Loader) -> Loader = Loader::inject_vars;
     let _: fn(Loader, bool) -> Loader = Loader::eager_imports;
     let _: fn(Loader) -> Result<Value> = Loader::load;
+    let _: fn(Loader) -> Result<(Value, Vec<Document>)> = Loader::load_with_documents;
+    let _: fn(Loader) -> Result<Value> = Loader::load_partial;
+    let _: fn(Loader) -> Result<DocumentLoads> = Loader::load_partial_per_document;
+    let _: fn(&DocumentLoads) -> bool = DocumentLoads::per_document;
+    let _ = |l: DocumentLoads| -> Vec<Result<Value>> { l.collect() };
     // Value
     let _: fn(&Value, &str) -> Result<Value> = Value::lookup;
+    let _ = |v: &Value, p: &[&str]| -> Result<Value> { v.lookup_path(p) };
     let _: fn(&Value, &Value) -> Result<Value> = Value::unify;
     let _: fn(&Value, &str, &T) -> Result<Value> = Value::fill::<T>;
     let _: fn(&Value) -> Value = Value::default;
@@ -52,6 +70,7 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Value) -> Result<T> = Value::decode::<T>;
     let _: fn(&Value) -> Result<String> = Value::to_json;
     let _: fn(&Value) -> Result<String> = Value::to_yaml;
+    let _: fn(&Value, FieldOptions) -> Result<String> = Value::to_cue_text;
     let _ = |f: Field| -> (String, FieldKind, Value) { (f.label, f.kind, f.value) };
     let _ = FieldOptions {
         optional: true,
@@ -88,6 +107,15 @@ fn the_facade_keeps_its_signatures() {
     // Error
     let _: fn(&Error) -> &[ErrorItem] = Error::errors;
     let _ = |m: String| -> Error { Error::msg(m) };
+    let _: fn(&Error) -> &ErrorKind = Error::kind;
+    let _ = |p: String, m: String| -> Error { Error::at_path(p, m) };
+    let _ = |e: &Error| -> Error { e.map_positions(|p: &Position| p.clone()) };
+    let _: fn(&Error, &std::path::Path) -> Error = Error::relative_to;
+    let _ = |k: ErrorKind| match k {
+        ErrorKind::Eval | ErrorKind::Load => None,
+        ErrorKind::NoLanguageVersion { module } => module,
+        _ => None,
+    };
     let _: fn(&ErrorItem) -> &str = ErrorItem::path;
     let _: fn(&ErrorItem) -> &str = ErrorItem::message;
     let _: fn(&ErrorItem) -> &[Position] = ErrorItem::positions;
@@ -95,6 +123,7 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Position) -> usize = Position::line;
     let _: fn(&Position) -> usize = Position::column;
     let _: fn(&Position) -> Option<usize> = Position::offset;
+    let _ = |f: String, l: usize, c: usize| -> Position { Position::new(f, l, c) };
     // Attributes
     let _ = |a: Attribute| -> (String, Vec<AttrArg>, String) { (a.name, a.args, a.text) };
     let _: fn(&Attribute, usize) -> Option<&str> = Attribute::positional;
@@ -103,7 +132,6 @@ fn the_facade_keeps_its_signatures() {
     // Syntax
     let _: fn(&str, &str) -> Result<Document> = Document::parse;
     let _: fn(&str, &str) -> Document = Document::parse_partial;
-    let _: fn(&cue_eval::load::LoadedFile) -> Document = Document::from_loaded;
     let _: fn(&Document) -> &str = Document::name;
     let _: fn(&Document) -> &str = Document::text;
     let _: fn(&Document) -> Option<&str> = Document::package_name;
@@ -134,4 +162,6 @@ fn the_facade_keeps_its_signatures() {
     ];
     let _: fn(&str) -> bool = is_number_literal;
     let _: fn(&str) -> String = one_line;
+    let _: fn(&str) -> bool = is_identifier;
+    let _: fn(&str) -> String = quote;
 }

@@ -138,8 +138,7 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         )),
         Err(ApplyError::Build(e)) => {
             let b = &req.build;
-            let msg =
-                crate::positions::in_user_files(&e.to_string(), &b.module, &b.package, &b.values);
+            let msg = crate::positions::in_user_files(&e, &b.module, &b.package, &b.values);
             Err(anyhow::anyhow!("build failed: {}", crate::relative(&msg)))
         }
         Err(e) => Err(e.into()),

@@ -66,8 +66,7 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
     let built = instance::build_with(&opts, Some(fetcher.as_ref())).map_err(|e| {
-        let msg =
-            positions::in_user_files(&e.to_string(), &opts.module, &opts.package, &opts.values);
+        let msg = positions::in_user_files(&e, &opts.module, &opts.package, &opts.values);
         anyhow::anyhow!("build failed: {}", crate::relative(&msg))
     })?;
     let mut objects = built.objects();

@@ -128,12 +128,7 @@ fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         _ => "vetting with default values",
     });
     let built = instance::build(&opts).map_err(|e| {
-        let msg = crate::positions::in_user_files(
-            &e.to_string(),
-            &opts.module,
-            &opts.package,
-            &opts.values,
-        );
+        let msg = crate::positions::in_user_files(&e, &opts.module, &opts.package, &opts.values);
         anyhow::anyhow!("build failed: {}", crate::relative(&msg))
     })?;
     let objects = built.objects();

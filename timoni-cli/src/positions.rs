@@ -10,42 +10,38 @@
 
 use std::path::PathBuf;
 
-use cue_eval::ast::{Decl, Expr, FileId, Label, StructLit};
+use cue_eval::Position;
+use cue_eval::syntax::Document;
 use timoni_core::values::{self, ValuesSource};
+use timoni_core::{CueError, Error};
 
-/// `msg` with every position in the merged `values.cue` of the module at `module` (package
-/// `package`) replaced by the position of the same value in the file that set it.
-pub fn in_user_files(msg: &str, module: &str, package: &str, sources: &[ValuesSource]) -> String {
+/// The error as text, with every position in the merged `values.cue` of the module at `module`
+/// (package `package`) replaced by the position of the same value in the file that set it.
+pub fn in_user_files(e: &Error, module: &str, package: &str, sources: &[ValuesSource]) -> String {
+    let Error::Cue(cue) = e else {
+        return e.to_string();
+    };
     if sources.is_empty() || module.starts_with("oci://") {
-        return msg.to_string();
+        return e.to_string();
     }
     let Some(mapper) = Mapper::new(module, package, sources) else {
-        return msg.to_string();
+        return e.to_string();
     };
-    let prefix = format!("{}:", mapper.merged_path.display());
-    let mut out = String::with_capacity(msg.len());
-    let mut rest = msg;
-    while let Some(i) = rest.find(&prefix) {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + prefix.len()..];
-        let end = after
-            .find(|c: char| !c.is_ascii_digit() && c != ':')
-            .unwrap_or(after.len());
-        let pos = &after[..end];
-        match pos
-            .split_once(':')
-            .and_then(|(l, c)| Some((l.parse().ok()?, c.parse().ok()?)))
-        {
-            Some((line, col)) => match mapper.map(line, col) {
-                Some(p) => out.push_str(&p),
-                None => out.push_str(&format!("{prefix}{pos}")),
-            },
-            None => out.push_str(&format!("{prefix}{pos}")),
+    let merged = mapper.merged_path.display().to_string();
+    let error = cue.error.map_positions(|p| {
+        if p.file() == merged {
+            mapper
+                .map(p.line(), p.column())
+                .unwrap_or_else(|| p.clone())
+        } else {
+            p.clone()
         }
-        rest = &after[end..];
+    });
+    CueError {
+        context: cue.context.clone(),
+        error,
     }
-    out.push_str(rest);
-    out
+    .to_string()
 }
 
 struct Mapper {
@@ -90,8 +86,8 @@ impl Mapper {
         })
     }
 
-    /// The position (`file:line:col`) that set the value at `line:col` of the merged text.
-    fn map(&self, line: usize, col: usize) -> Option<String> {
+    /// The position that set the value at `line:col` of the merged text.
+    fn map(&self, line: usize, col: usize) -> Option<Position> {
         let offset = offset_of(&self.merged, line, col)?;
         let merged = fields(&self.merged);
         let (path, ..) = merged
@@ -101,7 +97,7 @@ impl Mapper {
         for (file, text) in &self.files {
             if let Some((_, start, _)) = fields(text).into_iter().find(|(p, ..)| p == path) {
                 let (l, c) = cue_eval::source::line_col(text, start);
-                return Some(format!("{}:{l}:{c}", file.display()));
+                return Some(Position::new(file.display().to_string(), l, c));
             }
         }
         None
@@ -120,44 +116,31 @@ fn offset_of(text: &str, line: usize, col: usize) -> Option<usize> {
 }
 
 /// Every regular field of a CUE text with a name or quoted label, as (path, start of its value,
-/// end of its value), into nested struct values.
+/// end of its value), into nested struct values (not into lists, nor below a computed label).
 fn fields(text: &str) -> Vec<(Vec<String>, usize, usize)> {
-    let (file, _) = cue_eval::parse(FileId(0), text);
+    let doc = Document::parse_partial("values.cue", text);
+    // The enclosing fields of the current one: value range, label (None: not followed into).
+    let mut open: Vec<(std::ops::Range<usize>, Option<String>)> = Vec::new();
     let mut out = Vec::new();
-    walk(&file.decls, &mut Vec::new(), &mut out);
-    out
-}
-
-fn walk(decls: &[Decl], path: &mut Vec<String>, out: &mut Vec<(Vec<String>, usize, usize)>) {
-    for d in decls {
-        match d {
-            Decl::Field(f) => {
-                let Some(name) = label_name(&f.label) else {
-                    continue;
-                };
-                path.push(name);
-                let span = f.value.span();
-                out.push((path.clone(), span.start as usize, span.end as usize));
-                if let Expr::Struct(StructLit { decls, .. }) = &f.value {
-                    walk(decls, path, out);
-                }
-                path.pop();
-            }
-            Decl::Embed(Expr::Struct(StructLit { decls, .. })) => walk(decls, path, out),
-            _ => {}
+    for f in doc.fields() {
+        let range = f.value_range();
+        while open
+            .last()
+            .is_some_and(|(r, _)| !(r.start <= range.start && range.end <= r.end))
+        {
+            open.pop();
         }
+        let followed = open.iter().all(|(_, l)| l.is_some());
+        let label = f.label().filter(|_| followed);
+        let in_struct = !f.value_text().starts_with('[');
+        if let Some(name) = &label {
+            let mut path: Vec<String> = open.iter().filter_map(|(_, l)| l.clone()).collect();
+            path.push(name.clone());
+            out.push((path, range.start, range.end));
+        }
+        open.push((range, label.filter(|_| in_struct)));
     }
-}
-
-fn label_name(label: &Label) -> Option<String> {
-    match label {
-        Label::Ident(i) => Some(i.name.to_string()),
-        Label::String(e) => match e.as_ref() {
-            Expr::Lit(l) => String::from_utf8(cue_eval::literal::decode(&l.raw).ok()?).ok(),
-            _ => None,
-        },
-        _ => None,
-    }
+    out
 }
 
 #[cfg(test)]

@@ -16,10 +16,8 @@ use std::sync::Arc;
 
 use cue_eval::decode;
 use cue_eval::encode::Data;
-use cue_eval::eval::api::{EvalError, format_errors};
-use cue_eval::eval::print::{export_path, vertex_cue};
-use cue_eval::load::{self, Config, ParseCache};
 use cue_eval::syntax::Document;
+use cue_eval::{Context, ErrorKind, ImportShare, ParseCache};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -131,8 +129,8 @@ pub struct LoadOptions {
     pub workdir: Option<PathBuf>,
 }
 
-fn cue_error(errs: &[EvalError]) -> Error {
-    Error::Bundle(format_errors(errs).trim_end().to_string())
+fn cue_error(e: cue_eval::Error) -> Error {
+    Error::Bundle(e.to_string())
 }
 
 /// Timoni's prefixes: reading, injecting and loading the files is parsing; evaluating them is
@@ -174,24 +172,21 @@ pub fn load_bundle(files: &[SourceFile], opts: &LoadOptions) -> Result<Bundle> {
     overlay.insert(schema.clone(), BUNDLE_SCHEMA.to_string());
     args.push(schema.display().to_string());
 
-    let mut cfg = Config::new(&workdir);
-    cfg.overlay = overlay;
-    let build =
-        load::load(&cfg, &args).map_err(|e| prefixed("parse", cue_error(&[e.to_eval_error()])))?;
-    let mut inst = build
-        .into_instance()
-        .map_err(|e| prefixed("parse", cue_error(&e)))?;
-    let compile = inst.compile_errors();
-    if !compile.is_empty() {
-        return Err(prefixed("build", cue_error(&compile)));
+    let mut loader = Context::new().loader(&workdir).args(args);
+    for (path, text) in overlay {
+        loader = loader.overlay(path, text);
     }
-    let Some(v) = inst.lookup(&["bundle"]) else {
+    let root = loader.load().map_err(|e| match e.kind() {
+        ErrorKind::Eval => prefixed("build", cue_error(e)),
+        _ => prefixed("parse", cue_error(e)),
+    })?;
+    let Ok(v) = root.lookup("bundle") else {
         return Err(Error::Bundle(
             "failed to build bundle: bundle: field not found".into(),
         ));
     };
-    let data = export_path(&mut inst, &["bundle"]).map_err(|e| prefixed("build", cue_error(&e)))?;
-    let cue = vertex_cue(&mut inst.rt, v);
+    let data = v.export().map_err(|e| prefixed("build", cue_error(e)))?;
+    let cue = v.to_string();
     let name = get_str(&data, &["name"]).unwrap_or_default().to_string();
     let mut instances = Vec::new();
     if let Some(Data::Struct(list)) = get(&data, &["instances"]) {
@@ -275,7 +270,7 @@ pub fn build_instance(bi: &BundleInstance, package: &str) -> Result<BuiltInstanc
         DEVEL_VERSION,
         package,
         None,
-        &mut load::ImportShare::new(),
+        &mut ImportShare::new(),
     )
 }
 
@@ -301,7 +296,7 @@ fn build_instance_at(
     module_version: &str,
     package: &str,
     cache: Option<&Arc<ParseCache>>,
-    share: &mut load::ImportShare,
+    share: &mut ImportShare,
 ) -> Result<BuiltInstance> {
     let mut opts = options_at(bi, dir, module_version, package);
     opts.parse_cache = cache.cloned();
@@ -398,7 +393,7 @@ pub fn build_all_sharing(
                     .div_ceil(2 * concurrency.max(1))
                     .max(1),
             )
-            .map_init(load::ImportShare::new, |share, (bi, dir)| {
+            .map_init(ImportShare::new, |share, (bi, dir)| {
                 let cache = (uses[dir] > 1).then_some(cache);
                 match &bi.module_dir {
                     Some(_) => build_instance_at(bi, dir, DEVEL_VERSION, package, cache, share),

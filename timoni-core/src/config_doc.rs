@@ -19,8 +19,7 @@
 use std::path::Path;
 
 use cue_eval::encode::Data;
-use cue_eval::eval::print::export_path;
-use cue_eval::syntax::{Document, FieldConstraint, Outline, one_line};
+use cue_eval::syntax::{FieldConstraint, Outline, one_line};
 
 use crate::error::Result;
 use crate::instance::{self, BuildOptions};
@@ -102,17 +101,17 @@ impl Node {
 pub fn config_doc(dir: &Path, package: &str) -> Result<ConfigDoc> {
     let mut opts = BuildOptions::new("module-name", "default", &dir.display().to_string());
     opts.package = package.to_string();
-    let mut loaded = instance::load_module(&opts, true)?;
+    let loaded = instance::load_module(&opts, true)?;
     let cue_mod = loaded.root.join("cue.mod");
     let mut root = Node::default();
     // The schema's fields first, then what the values files add, as the evaluated order has
     // them.
     for pass in ["#Config", "values"] {
         for f in &loaded.files {
-            if f.excluded || Path::new(&f.name).starts_with(&cue_mod) || !f.name.ends_with(".cue") {
+            if Path::new(f.name()).starts_with(&cue_mod) || !f.name().ends_with(".cue") {
                 continue;
             }
-            let doc = Document::from_loaded(f);
+            let doc = f;
             if pass == "values" && doc.package_name() != Some(package) {
                 continue;
             }
@@ -123,9 +122,8 @@ pub fn config_doc(dir: &Path, package: &str) -> Result<ConfigDoc> {
     }
     let mut rows = Vec::new();
     let mut cue = String::from("#Config: {\n");
-    let inst = &mut loaded.instance;
     for c in &root.children {
-        write_node(c, &[], inst, &mut cue, &mut rows);
+        write_node(c, &[], &loaded.value, &mut cue, &mut rows);
     }
     cue.push_str("}\n");
     let cue = cue_eval::format_source(&cue).unwrap_or(cue);
@@ -196,7 +194,7 @@ fn cue_value(d: &Data) -> String {
 fn write_node(
     n: &Node,
     parent: &[&str],
-    inst: &mut cue_eval::eval::api::Instance,
+    inst: &cue_eval::Value,
     out: &mut String,
     rows: &mut Vec<Row>,
 ) {
@@ -208,7 +206,7 @@ fn write_node(
     // The field's evaluated value when it is concrete (defaults taken).
     let mut full = vec!["values"];
     full.extend(path.iter().copied());
-    let value = export_path(inst, &full).ok();
+    let value = crate::instance::export_at(inst, &full).ok();
     let value = value.as_ref();
     let mut types = n.types.clone();
     if types.len() > 1 {
@@ -297,10 +295,10 @@ fn write_node(
 }
 
 fn quote_label(l: &str) -> String {
-    if cue_eval::eval::label::is_identifier(l) {
+    if cue_eval::syntax::is_identifier(l) {
         l.to_string()
     } else {
-        cue_eval::eval::label::quote(l)
+        cue_eval::syntax::quote(l)
     }
 }
 

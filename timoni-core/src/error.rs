@@ -13,8 +13,9 @@ pub enum Error {
     Module(String),
     /// A values file could not be read, parsed or merged.
     Values { file: String, msg: String },
-    /// CUE loading or evaluation failed; the text is what `cue` prints (paths and positions).
-    Cue(String),
+    /// CUE loading or evaluation failed: each error with its CUE path, message and positions
+    /// (printed as `cue` prints them).
+    Cue(CueError),
     /// The built objects are not valid Kubernetes objects (aggregated, with CUE paths).
     Objects(Vec<String>),
     /// A bundle or runtime file is invalid.
@@ -25,6 +26,57 @@ pub enum Error {
     Verification(String),
     /// A feature this build does not offer yet.
     Unsupported(String),
+}
+
+/// CUE errors and what was being done when they happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CueError {
+    /// What was being done, outermost first (`build failed for app`); printed before the
+    /// errors, each followed by `: `.
+    pub context: Vec<String>,
+    /// The errors, with their CUE paths, messages and positions.
+    pub error: cue_eval::Error,
+}
+
+impl CueError {
+    /// The errors without context.
+    pub fn new(error: cue_eval::Error) -> CueError {
+        CueError {
+            context: Vec::new(),
+            error,
+        }
+    }
+
+    /// One error that is a message alone (no CUE path or position).
+    pub fn msg(message: impl Into<String>) -> CueError {
+        CueError::new(cue_eval::Error::msg(message))
+    }
+
+    /// One error about the value at a CUE path.
+    pub fn at_path(path: &str, message: impl Into<String>) -> CueError {
+        CueError::new(cue_eval::Error::at_path(path, message))
+    }
+
+    /// The error with `context` before the existing one.
+    pub fn in_context(mut self, context: impl Into<String>) -> CueError {
+        self.context.insert(0, context.into());
+        self
+    }
+}
+
+impl From<cue_eval::Error> for Error {
+    fn from(e: cue_eval::Error) -> Error {
+        Error::Cue(CueError::new(e))
+    }
+}
+
+impl fmt::Display for CueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in &self.context {
+            write!(f, "{c}: ")?;
+        }
+        write!(f, "{}", self.error)
+    }
 }
 
 /// `Result` with [`Error`].
@@ -47,7 +99,7 @@ impl Error {
         match self {
             Error::Verification(_) => Error::Verification(message),
             Error::Fetch(_) => Error::Fetch(message),
-            Error::Cue(_) => Error::Cue(message),
+            Error::Cue(e) => Error::Cue(e.in_context(context)),
             _ => Error::Bundle(message),
         }
     }
@@ -57,8 +109,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Io { path, msg } => write!(f, "{path}: {msg}"),
+            Error::Cue(e) => write!(f, "{e}"),
             Error::Module(m)
-            | Error::Cue(m)
             | Error::Bundle(m)
             | Error::Fetch(m)
             | Error::Verification(m)

@@ -20,11 +20,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cue_eval::encode::Data;
-use cue_eval::eval::api::{EvalError, format_errors};
-use cue_eval::eval::print::export_path;
-use cue_eval::load::{self, Config, LoadErrorKind, NO_LANGUAGE_VERSION};
+use cue_eval::syntax::Document;
+use cue_eval::{Context, ErrorKind, ImportShare, ParseCache, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{CueError, Error, Result};
 use crate::meta::{self, get, get_str};
 use crate::oci::{ArtifactUrl, FetchedModule, ModuleFetch};
 use crate::schema;
@@ -64,7 +63,7 @@ pub struct BuildOptions {
     pub extra_files: Vec<(String, String)>,
     /// Parse results shared with the other builds of one run (a bundle's instances), so that a
     /// module and its vendored packages are parsed once per run, not once per instance.
-    pub parse_cache: Option<std::sync::Arc<cue_eval::load::ParseCache>>,
+    pub parse_cache: Option<std::sync::Arc<ParseCache>>,
 }
 
 impl BuildOptions {
@@ -220,49 +219,52 @@ pub fn check_module(dir: &Path) -> Result<PathBuf> {
 /// The `module:` path of `cue.mod/module.cue` (without its major version), empty when unreadable.
 pub fn module_name(root: &Path) -> String {
     let text = std::fs::read_to_string(root.join("cue.mod/module.cue")).unwrap_or_default();
-    let Ok(mut inst) =
-        cue_eval::eval::api::Instance::from_sources(&[("module.cue".to_string(), text)])
-    else {
+    let Ok(v) = Context::new().compile_file("module.cue", &text) else {
         return String::new();
     };
-    match export_path(&mut inst, &["module"]) {
+    match export_at(&v, &["module"]) {
         Ok(Data::String(s)) => s.split('@').next().unwrap_or(&s).to_string(),
         _ => String::new(),
     }
 }
 
-fn cue_error(errs: &[EvalError]) -> Error {
-    Error::Cue(format_errors(errs).trim_end().to_string())
+fn cue_error(e: cue_eval::Error) -> Error {
+    Error::from(e)
+}
+
+/// The concrete data at a path of labels below `v`, as `cue export -e path` gives it.
+pub(crate) fn export_at(v: &Value, path: &[&str]) -> cue_eval::Result<Data> {
+    v.lookup_path(path)?.export()
 }
 
 /// A loading error as `cue` words it, except a module without a language version, which Timoni
 /// words `import failed: timoni.sh/x@v0: no language version declared in module.cue`; ours
 /// adds how to fix it.
-fn load_error(e: &load::LoadError) -> Error {
-    match &e.kind {
-        LoadErrorKind::NoLanguageVersion { module } => {
+fn load_error(e: cue_eval::Error) -> Error {
+    match e.kind() {
+        ErrorKind::NoLanguageVersion { module } => {
             let module = match module.as_deref() {
                 Some(m) if m.contains('@') => format!("{m}: "),
                 Some(m) => format!("{m}@v0: "),
                 None => String::new(),
             };
             Error::Module(format!(
-                "import failed: {module}{NO_LANGUAGE_VERSION} (add `language: version: \"{}\"` to cue.mod/module.cue)",
+                "import failed: {module}no language version declared in module.cue (add `language: version: \"{}\"` to cue.mod/module.cue)",
                 cue_eval::LANGUAGE_VERSION
             ))
         }
-        _ => cue_error(&[e.to_eval_error()]),
+        _ => cue_error(e),
     }
 }
 
 /// A module loaded for an instance: its root, its parsed files (the schema and values
-/// overlays included; only when asked for) and the evaluator instance.
+/// overlays included; only when asked for) and the package's value.
 pub struct Loaded {
     pub root: PathBuf,
     /// The merged values file written over `values.cue`, when values were given.
     pub values_overlay: Option<String>,
-    pub files: Vec<cue_eval::load::LoadedFile>,
-    pub instance: cue_eval::eval::api::Instance,
+    pub files: Vec<Document>,
+    pub value: Value,
 }
 
 /// Loads a local module for an instance: module checks, values merge, schema overlay, tags.
@@ -272,11 +274,11 @@ pub fn load_module(opts: &BuildOptions, keep_files: bool) -> Result<Loaded> {
 }
 
 /// [`load_module`], starting from the compiled imports of the module built before on this
-/// thread when `share` holds them (see [`load::ImportShare`]).
+/// thread when `share` holds them (see [`ImportShare`]).
 pub fn load_module_sharing(
     opts: &BuildOptions,
     keep_files: bool,
-    share: Option<&mut load::ImportShare>,
+    share: Option<&mut ImportShare>,
 ) -> Result<Loaded> {
     let root = check_module(&module_dir(&opts.module)?)?;
     let pkg_dir = if opts.package == "main" {
@@ -319,45 +321,39 @@ pub fn load_module_sharing(
     for (name, text) in &opts.extra_files {
         overlay.insert(pkg_dir.join(name), text.clone());
     }
-    let mut cfg = Config::new(&root);
-    cfg.overlay = overlay;
-    cfg.parse_cache = opts.parse_cache.clone();
-    cfg.tags = vec![
-        format!("name={}", opts.name),
-        format!("namespace={}", opts.namespace),
-    ];
-    if opts.debug {
-        cfg.tags.push("debug".into());
+    let mut loader = Context::new().loader(&root);
+    for (path, text) in overlay {
+        loader = loader.overlay(path, text);
     }
-    cfg.tag_vars
-        .insert("moduleVersion".into(), opts.module_version.clone());
-    cfg.tag_vars
-        .insert("kubeVersion".into(), opts.kube_version.clone());
+    if let Some(cache) = &opts.parse_cache {
+        loader = loader.parse_cache(cache.clone());
+    }
+    loader = loader
+        .tag(format!("name={}", opts.name))
+        .tag(format!("namespace={}", opts.namespace));
+    if opts.debug {
+        loader = loader.tag("debug");
+    }
     let arg = if opts.package == "main" {
         ".".to_string()
     } else {
         format!("./{}", opts.package)
     };
-    let build = load::load(&cfg, &[arg]).map_err(|e| load_error(&e))?;
-    let files = if keep_files {
-        build.files.clone()
-    } else {
-        Vec::new()
-    };
-    let mut instance = match share {
-        Some(share) => build.into_instance_sharing(share),
-        None => build.into_instance(),
+    let loader = loader
+        .tag_var("moduleVersion", opts.module_version.clone())
+        .tag_var("kubeVersion", opts.kube_version.clone())
+        .args([arg]);
+    let (value, files) = match (keep_files, share) {
+        (true, _) => loader.load_with_documents(),
+        (false, Some(share)) => loader.load_sharing(share).map(|v| (v, Vec::new())),
+        (false, None) => loader.load().map(|v| (v, Vec::new())),
     }
-    .map_err(|e| cue_error(&e))?;
-    let compile = instance.compile_errors();
-    if !compile.is_empty() {
-        return Err(cue_error(&compile));
-    }
+    .map_err(load_error)?;
     Ok(Loaded {
         root,
         values_overlay,
         files,
-        instance,
+        value,
     })
 }
 
@@ -389,32 +385,37 @@ pub fn build(opts: &BuildOptions) -> Result<BuiltInstance> {
 /// [`build`], sharing compiled imports with the builds before it through `share`.
 pub fn build_sharing(
     opts: &BuildOptions,
-    share: Option<&mut load::ImportShare>,
+    share: Option<&mut ImportShare>,
 ) -> Result<BuiltInstance> {
     let Loaded {
         root,
         values_overlay,
-        instance: mut inst,
+        value,
         ..
     } = load_module_sharing(opts, false, share)?;
-    if inst.lookup(&["timoni"]).is_none() {
-        return Err(Error::Cue(
-            "timoni: field not found: the module's timoni.cue must define timoni".into(),
-        ));
+    if value.lookup("timoni").is_err() {
+        return Err(Error::Cue(CueError::at_path(
+            "timoni",
+            "field not found: the module's timoni.cue must define timoni",
+        )));
     }
-    let instance = export_path(&mut inst, &["timoni", "instance"]).map_err(|e| cue_error(&e))?;
-    match export_path(&mut inst, &["timoni", "apiVersion"]) {
+    let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
+    match export_at(&value, &["timoni", "apiVersion"]) {
         Ok(Data::String(v)) if v == "v1alpha1" => {}
         Ok(_) => {
-            return Err(Error::Cue(
-                "timoni.apiVersion: unsupported API version, expected v1alpha1".into(),
-            ));
+            return Err(Error::Cue(CueError::at_path(
+                "timoni.apiVersion",
+                "unsupported API version, expected v1alpha1",
+            )));
         }
-        Err(e) => return Err(cue_error(&e)),
+        Err(e) => return Err(cue_error(e)),
     }
-    let apply = export_path(&mut inst, &["timoni", "apply"]).map_err(|e| cue_error(&e))?;
+    let apply = export_at(&value, &["timoni", "apply"]).map_err(cue_error)?;
     let Data::Struct(sets) = apply else {
-        return Err(Error::Cue("timoni.apply: must be a struct of lists".into()));
+        return Err(Error::Cue(CueError::at_path(
+            "timoni.apply",
+            "must be a struct of lists",
+        )));
     };
     let mut apply_sets = Vec::new();
     let mut problems = Vec::new();
@@ -445,7 +446,7 @@ pub fn build_sharing(
     }
     images.sort();
     images.dedup();
-    let values = export_path(&mut inst, &["values"]).unwrap_or(Data::Null);
+    let values = export_at(&value, &["values"]).unwrap_or(Data::Null);
     let values_source = match values_overlay {
         Some(text) => text,
         None => {
@@ -537,7 +538,7 @@ mod tests {
         let (dir, _) = crate::blueprint::init("app", parent.path()).unwrap();
         let module = dir.display().to_string();
         let yaml = |b: &BuiltInstance| crate::render::objects_yaml(&b.objects());
-        let mut share = load::ImportShare::new();
+        let mut share = ImportShare::new();
         for i in 0..4 {
             let mut opts = BuildOptions::new(&format!("app{i}"), &format!("ns{i}"), &module);
             let replicas = Data::int(format!("{}", i + 1));

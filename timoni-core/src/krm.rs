@@ -29,8 +29,6 @@ use std::path::{Path, PathBuf};
 
 use cue_eval::decode;
 use cue_eval::encode::{Data, Field};
-use cue_eval::eval::api::Instance;
-use cue_eval::eval::print::{Options, eval_errors};
 
 use crate::bundle::{self, LoadOptions, SourceFile};
 use crate::error::Error;
@@ -761,42 +759,36 @@ pub fn vet(list: &ResourceList, opts: &FnOptions<'_>) -> FnOutput {
         }
         text.push_str(")\n\n");
         text.push_str(&body);
-        let mut loader = |p: &str| -> Result<Vec<(String, String)>, String> {
+        let loader = |p: &str| -> Result<Vec<(String, String)>, String> {
             package_files(p, &roots).ok_or_else(|| format!("package {p:?} not found"))
         };
-        match Instance::from_sources_with_imports(&[("vet.cue".to_string(), text)], &mut loader) {
-            Ok(mut inst) => {
-                let errs = eval_errors(
-                    &mut inst,
-                    Options {
-                        hidden: false,
-                        optional: false,
-                    },
-                );
+        let vet = cue_eval::Context::new()
+            .compile_package(&[("vet.cue".to_string(), text)], loader)
+            .and_then(|v| v.validate(cue_eval::ValidateOptions::default()));
+        match vet {
+            Ok(()) => {}
+            // Errors outside the items (syntax, imports) are the schemas' own.
+            Err(errs) => {
                 let mut seen = std::collections::BTreeSet::new();
-                for e in errs {
-                    let (head, rest) = match e.path.split_once('.') {
+                for e in errs.errors() {
+                    let (head, rest) = match e.path().split_once('.') {
                         Some((h, r)) => (h, r.to_string()),
-                        None => (e.path.as_str(), String::new()),
+                        None => (e.path(), String::new()),
                     };
                     let Some(&i) = checked.get(head) else {
-                        results.push(KrmResult::error(format!("schema: {}", e.msg)));
+                        results.push(KrmResult::error(format!("schema: {}", e.message())));
                         continue;
                     };
-                    if !seen.insert((i, rest.clone(), e.msg.clone())) {
+                    if !seen.insert((i, rest.clone(), e.message().to_string())) {
                         continue;
                     }
-                    let mut r = KrmResult::error(e.msg.clone()).about(&list.items[i]);
+                    let mut r = KrmResult::error(e.message()).about(&list.items[i]);
                     if !rest.is_empty() {
                         r = r.at(&rest);
                     }
                     results.push(r);
                 }
             }
-            Err(errs) => results.extend(
-                errs.into_iter()
-                    .map(|e| KrmResult::error(format!("schema: {}", e.msg))),
-            ),
         }
     }
     FnOutput {

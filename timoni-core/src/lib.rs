@@ -29,4 +29,4 @@ pub mod values;
 pub mod vendor;
 
 pub use cue_eval;
-pub use error::{Error, Result};
+pub use error::{CueError, Error, Result};

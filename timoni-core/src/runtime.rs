@@ -16,8 +16,6 @@
 use std::collections::BTreeMap;
 
 use cue_eval::encode::Data;
-use cue_eval::eval::api::{Instance, format_errors};
-use cue_eval::eval::print::export_path;
 use cue_eval::syntax::{AttrText, Document};
 
 use crate::error::{Error, Result};
@@ -171,10 +169,10 @@ pub fn runtime_from_data(d: &Data) -> Result<Runtime> {
 
 /// Evaluates runtime sources (CUE text, already converted from YAML/JSON) as one value.
 pub fn load_runtime(sources: &[(String, String)]) -> Result<Runtime> {
-    let mut inst = Instance::from_sources(sources)
-        .map_err(|e| Error::Bundle(format_errors(&e).trim_end().to_string()))?;
-    let d = export_path(&mut inst, &[])
-        .map_err(|e| Error::Bundle(format_errors(&e).trim_end().to_string()))?;
+    let d = cue_eval::Context::new()
+        .compile_files(sources)
+        .and_then(|v| v.export())
+        .map_err(|e| Error::Bundle(e.to_string()))?;
     runtime_from_data(&d)
 }
 
@@ -348,10 +346,11 @@ mod tests {
             out,
             "a: {\n\tkey: \"\"\"\n\t\tline1\n\t\tline2\n\n\t\t\"\"\" @timoni(runtime:string:K)\n}\n"
         );
-        let mut inst =
-            cue_eval::eval::api::Instance::from_sources(&[("b.cue".into(), out)]).unwrap();
+        let v = cue_eval::Context::new()
+            .compile_file("b.cue", &out)
+            .unwrap();
         assert_eq!(
-            inst.export_json().unwrap(),
+            v.to_json().unwrap(),
             "{\n    \"a\": {\n        \"key\": \"line1\\nline2\\n\"\n    }\n}\n"
         );
     }
@@ -360,10 +359,11 @@ mod tests {
     fn multi_line_values_keep_quotes_and_escapes() {
         let src = "a: string @timoni(runtime:string:K)\n";
         let out = inject("b.cue", src, &vars(&[("K", "say \"hi\"\n\tback\\slash")])).unwrap();
-        let mut inst =
-            cue_eval::eval::api::Instance::from_sources(&[("b.cue".into(), out.clone())]).unwrap();
+        let v = cue_eval::Context::new()
+            .compile_file("b.cue", &out)
+            .unwrap();
         assert_eq!(
-            inst.export_json().unwrap(),
+            v.to_json().unwrap(),
             "{\n    \"a\": \"say \\\"hi\\\"\\n\\tback\\\\slash\"\n}\n",
             "{out}"
         );

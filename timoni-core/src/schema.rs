@@ -70,17 +70,20 @@ mod tests {
             "{}\ntimoni: {{apiVersion: \"v1alpha1\", instance: {{}}, apply: app: []}}\n",
             schema_file("main")
         );
-        let mut inst =
-            cue_eval::eval::api::Instance::from_sources(&[("s.cue".into(), ok)]).unwrap();
-        let r = inst.export();
+        let v = cue_eval::Context::new().compile_file("s.cue", &ok).unwrap();
+        let r = v.export();
         assert!(r.is_ok(), "{r:?}");
         let bad = format!(
             "{}\ntimoni: {{apiVersion: \"v2\", instance: {{}}, apply: {{}}}}\n",
             schema_file("main")
         );
-        let mut inst =
-            cue_eval::eval::api::Instance::from_sources(&[("s.cue".into(), bad)]).unwrap();
-        let err = inst.export().unwrap_err();
-        assert!(err.iter().any(|e| e.path == "timoni.apiVersion"), "{err:?}");
+        let v = cue_eval::Context::new()
+            .compile_file("s.cue", &bad)
+            .unwrap();
+        let err = v.export().unwrap_err();
+        assert!(
+            err.errors().iter().any(|e| e.path() == "timoni.apiVersion"),
+            "{err:?}"
+        );
     }
 }

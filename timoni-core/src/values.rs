@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 
 use cue_eval::decode;
 use cue_eval::encode::{Data, Field};
-use cue_eval::eval::api::{Instance, format_errors};
-use cue_eval::eval::print::{export_path, vertex_cue};
 
 use crate::error::Error;
 
@@ -76,16 +74,14 @@ pub fn values_from_cue(name: &str, text: &str) -> Result<Data, Error> {
         file: name.to_string(),
         msg,
     };
-    let mut inst = Instance::from_sources(&[(name.to_string(), text.to_string())])
-        .map_err(|e| err(format_errors(&e).trim_end().to_string()))?;
-    if inst.lookup(&["values"]).is_none() {
-        let compile = inst.compile_errors();
-        if !compile.is_empty() {
-            return Err(err(format_errors(&compile).trim_end().to_string()));
-        }
+    let file = [(name.to_string(), text.to_string())];
+    let v = cue_eval::Context::new()
+        .compile_files(&file)
+        .map_err(|e| err(e.to_string()))?;
+    if v.lookup("values").is_err() {
         return Err(err(format!("{name}: no 'values' field found")));
     }
-    export_path(&mut inst, &["values"]).map_err(|e| err(format_errors(&e).trim_end().to_string()))
+    crate::instance::export_at(&v, &["values"]).map_err(|e| err(e.to_string()))
 }
 
 fn values_field(name: &str, doc: Data) -> Result<Data, Error> {
@@ -174,15 +170,16 @@ pub fn values_file(package: &str, values: &Data) -> String {
 /// holding the merged values when values files were given. Empty when the file has no
 /// `values` or does not compile, as nothing else can be stored then.
 pub fn stored_text(name: &str, text: &str) -> String {
-    let Ok(mut inst) = Instance::from_sources(&[(name.to_string(), text.to_string())]) else {
+    let file = [(name.to_string(), text.to_string())];
+    let Ok(root) = cue_eval::Context::new().compile_files(&file) else {
         return String::new();
     };
-    let Some(v) = inst.lookup(&["values"]) else {
+    let Ok(v) = root.lookup("values") else {
         return String::new();
     };
     // The evaluator prints `cue eval`'s layout (four spaces); `cue fmt` lays the same value out
     // with tabs, as Go's CUE formats a value.
-    let eval = vertex_cue(&mut inst.rt, v);
+    let eval = v.to_string();
     match cue_eval::format_source(&format!("values: {eval}\n")) {
         Ok(formatted) => formatted
             .strip_prefix("values: ")
@@ -194,7 +191,7 @@ pub fn stored_text(name: &str, text: &str) -> String {
 }
 
 fn label(name: &str) -> String {
-    if cue_eval::eval::label::is_identifier(name) {
+    if cue_eval::syntax::is_identifier(name) {
         name.to_string()
     } else {
         format!("{name:?}")

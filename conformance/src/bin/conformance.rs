@@ -11,7 +11,7 @@
 //! figures per directory, the acceptance percentages and the ratchet's verdict.
 //!
 //! `cargo run -p conformance --release -- timoni [--verbose]` loads every Timoni module of the
-//! corpus with `cue_eval::load`, exports `timoni.apply` as `expected.json` and
+//! corpus with `cue_eval::Loader`, exports `timoni.apply` as `expected.json` and
 //! `expected-build.json` say (the latter with the `timoni.schema.cue` overlay), and prints a row
 //! per module, the figures and the ratchet's verdict.
 //!

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::eval::api::{EvalError, format_errors};
-use crate::load::LoadError;
+use crate::load::{LoadError, LoadErrorKind};
 
 /// A result of the facade.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -26,12 +26,28 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Clone)]
 pub struct Error {
     errors: Vec<ErrorItem>,
+    kind: ErrorKind,
     /// The text of the files the positions point into (for `miette` reports).
     #[cfg_attr(not(feature = "miette"), allow(dead_code))]
     sources: Arc<Vec<(String, Arc<str>)>>,
     /// The `miette` form of each error, made on first use.
     #[cfg(feature = "miette")]
     items: std::sync::OnceLock<Vec<diagnostic::Item>>,
+}
+
+/// The stage an [`Error`] comes from, for callers that report them differently.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Compiling or evaluating CUE (conflicts, failed constraints, incomplete values, unknown
+    /// references), and errors of the facade's own calls.
+    #[default]
+    Eval,
+    /// Loading a package: finding the module, reading and parsing files, imports, tags.
+    Load,
+    /// Loading a package of a module whose `cue.mod/module.cue` declares no language version
+    /// (`module` is its `module:` value as written, when it has one).
+    NoLanguageVersion { module: Option<String> },
 }
 
 /// One error: the CUE path of the value it concerns (empty for errors of a whole package, such
@@ -67,10 +83,78 @@ impl Error {
                 message: message.into(),
                 positions: Vec::new(),
             }],
+            kind: ErrorKind::Eval,
             sources: Arc::default(),
             #[cfg(feature = "miette")]
             items: Default::default(),
         }
+    }
+
+    /// An error with one message about the value at a CUE path (`spec.replicas`), without a
+    /// position.
+    ///
+    /// ```
+    /// let err = cue_eval::Error::at_path("timoni.apply", "must be a struct");
+    /// assert_eq!(err.to_string(), "timoni.apply: must be a struct");
+    /// ```
+    pub fn at_path(path: impl Into<String>, message: impl Into<String>) -> Error {
+        let mut e = Error::msg(message);
+        e.errors[0].path = path.into();
+        e
+    }
+
+    /// The stage the error comes from.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The error with every position passed through `f` (to point at the file a text was
+    /// generated from, say); byte offsets are dropped where the file changes.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let err = ctx.compile_file("gen.cue", "a: 1\na: 2\n").unwrap().validate(Default::default()).unwrap_err();
+    /// let err = err.map_positions(|p| cue_eval::Position::new("user.cue", p.line() + 10, p.column()));
+    /// assert_eq!(err.errors()[0].positions()[0].to_string(), "user.cue:11:4");
+    /// ```
+    pub fn map_positions(&self, mut f: impl FnMut(&Position) -> Position) -> Error {
+        let mut out = self.clone();
+        for e in &mut out.errors {
+            for p in &mut e.positions {
+                let mut q = f(p);
+                if q.file == p.file && q.line == p.line && q.column == p.column {
+                    q.offset = p.offset;
+                }
+                *p = q;
+            }
+        }
+        #[cfg(feature = "miette")]
+        {
+            out.items = Default::default();
+        }
+        out
+    }
+
+    /// The error as `cue` prints it when run in `dir`: positions in files below `dir`, and
+    /// paths below it in messages, written `./rel/path`.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let err = ctx.compile_file("/w/a.cue", "a: 1\na: 2\n").unwrap().validate(Default::default()).unwrap_err();
+    /// let err = err.relative_to(std::path::Path::new("/w"));
+    /// assert_eq!(err.errors()[0].positions()[0].file(), "./a.cue");
+    /// ```
+    pub fn relative_to(&self, dir: &std::path::Path) -> Error {
+        let prefix = format!("{}/", dir.display());
+        let mut out =
+            self.map_positions(|p| match std::path::Path::new(&p.file).strip_prefix(dir) {
+                Ok(rel) => Position::new(format!("./{}", rel.display()), p.line, p.column),
+                Err(_) => p.clone(),
+            });
+        for e in &mut out.errors {
+            e.message = e.message.replace(&prefix, "./");
+        }
+        out
     }
 
     /// An error with one message at one position.
@@ -87,6 +171,7 @@ impl Error {
                 message,
                 positions: vec![Position::at(file.to_string(), line, column, offset)],
             }],
+            kind: ErrorKind::Eval,
             sources: Arc::default(),
             #[cfg(feature = "miette")]
             items: Default::default(),
@@ -111,13 +196,23 @@ impl Error {
         }
         Error {
             errors,
+            kind: ErrorKind::Eval,
             sources: sources.clone(),
             #[cfg(feature = "miette")]
             items: Default::default(),
         }
     }
 
+    pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Error {
+        self.kind = kind;
+        self
+    }
+
     pub(crate) fn from_load(e: LoadError) -> Error {
+        let kind = match e.kind {
+            LoadErrorKind::NoLanguageVersion { module } => ErrorKind::NoLanguageVersion { module },
+            _ => ErrorKind::Load,
+        };
         let positions = e
             .positions
             .into_iter()
@@ -134,6 +229,7 @@ impl Error {
                 message: e.msg,
                 positions,
             }],
+            kind,
             sources: Arc::default(),
             #[cfg(feature = "miette")]
             items: Default::default(),
@@ -177,6 +273,16 @@ impl ErrorItem {
 }
 
 impl Position {
+    /// A position without a byte offset.
+    pub fn new(file: impl Into<String>, line: usize, column: usize) -> Position {
+        Position {
+            file: file.into(),
+            line,
+            column,
+            offset: None,
+        }
+    }
+
     pub(crate) fn at(file: String, line: usize, column: usize, offset: usize) -> Position {
         Position {
             file,
@@ -246,11 +352,20 @@ impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
             .field("errors", &self.errors)
+            .field("kind", &self.kind)
             .finish()
     }
 }
 
 impl std::error::Error for Error {}
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        self.errors == other.errors && self.kind == other.kind
+    }
+}
+
+impl Eq for Error {}
 
 impl fmt::Display for ErrorItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

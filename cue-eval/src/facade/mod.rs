@@ -13,11 +13,14 @@ mod value;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::eval::api::Instance;
 use crate::load;
+use crate::syntax::Document;
 
-pub use error::{Error, ErrorItem, Position, Result};
+pub use crate::load::{ImportShare, ParseCache};
+pub use error::{Error, ErrorItem, ErrorKind, Position, Result};
 pub use value::{Field, FieldKind, FieldOptions, Kind, ValidateOptions, Value};
 
 use value::Shared;
@@ -77,10 +80,56 @@ impl Context {
             return Err(sh.error(errs));
         }
         let id = sh.inst.files.len() - 1;
-        let (ast, _) = crate::parse(crate::ast::FileId(id as u32), src);
-        sh.main_files.push(ast);
+        sh.unparsed_main.push(id);
         drop(sh);
         Ok(Value::new(self.sh.clone(), root, Some(Vec::new())))
+    }
+
+    /// Compiles the files (name, text) of one package, as an instance of its own (see
+    /// [`Context::compile_package`]); imports of the standard library work.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let files = [("a.cue".to_string(), "a: b".to_string()), ("b.cue".to_string(), "b: 1".to_string())];
+    /// assert_eq!(ctx.compile_files(&files).unwrap().lookup("a").unwrap().decode::<i64>().unwrap(), 1);
+    /// ```
+    pub fn compile_files(&self, files: &[(String, String)]) -> Result<Value> {
+        self.compile_package(files, |p| {
+            Err(format!(
+                "package {p:?} not found (imports need a module loader)"
+            ))
+        })
+    }
+
+    /// Compiles the files (name, text) of one package, whose imports outside the standard
+    /// library `imports` gives (the files of the package at an import path, or why there is
+    /// none). The package is an instance of its own: its values unify with this context's as
+    /// data ([`Value::unify`]).
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let files = [("main.cue".to_string(), "import \"x.io/s\"\na: s.#N & 1".to_string())];
+    /// let v = ctx
+    ///     .compile_package(&files, |path| match path {
+    ///         "x.io/s" => Ok(vec![("s.cue".into(), "package s\n#N: int".into())]),
+    ///         _ => Err(format!("package {path:?} not found")),
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(v.lookup("a").unwrap().decode::<i64>().unwrap(), 1);
+    /// ```
+    pub fn compile_package<F>(&self, files: &[(String, String)], mut imports: F) -> Result<Value>
+    where
+        F: FnMut(&str) -> std::result::Result<Vec<(String, String)>, String>,
+    {
+        let inst = Instance::from_sources_with_imports(files, &mut imports)
+            .map_err(|e| Error::from_eval(e, &Default::default()))?;
+        let sh = Shared::loaded(inst, (0..files.len()).collect());
+        let errs = sh.borrow_mut().inst.compile_errors();
+        if !errs.is_empty() {
+            return Err(sh.borrow_mut().error(errs));
+        }
+        let root = sh.borrow().inst.root;
+        Ok(Value::new(sh, root, Some(Vec::new())))
     }
 
     /// A `serde::Serialize` value as a CUE value of this context (structs keep the order their
@@ -184,6 +233,17 @@ impl Loader {
         self
     }
 
+    /// Adds arguments as `cue export` takes them: a package directory (`.`, `./dir`,
+    /// `./dir:pkg`), `.cue` files of one package, and `.json` and `.yaml` data files.
+    pub fn args<I, S>(mut self, args: I) -> Loader
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
     /// Replaces or adds a file in memory (a relative path is taken from the directory).
     pub fn overlay(mut self, path: impl Into<PathBuf>, text: impl Into<String>) -> Loader {
         self.cfg.overlay.insert(path.into(), text.into());
@@ -217,24 +277,161 @@ impl Loader {
         self
     }
 
+    /// Shares parse results with the other loads given the same cache (the instances of one
+    /// module in a bundle, loaded on several threads): each file is then parsed once.
+    pub fn parse_cache(mut self, cache: Arc<ParseCache>) -> Loader {
+        self.cfg.parse_cache = Some(cache);
+        self
+    }
+
     /// Loads and compiles the package; its root value, evaluated on demand.
+    ///
+    /// Errors of finding, reading and parsing the files are of kind [`ErrorKind::Load`] (or
+    /// [`ErrorKind::NoLanguageVersion`]); errors of compiling them, of kind [`ErrorKind::Eval`].
     pub fn load(self) -> Result<Value> {
+        Ok(self.load_build(false, true, None)?.0)
+    }
+
+    /// [`Loader::load`], starting from the compiled imports in `share` when the package
+    /// imports exactly the same files as the load that left them there (the instances of one
+    /// module, say); otherwise leaving its own there for the next load. See
+    /// [`ImportShare`](crate::ImportShare).
+    pub fn load_sharing(self, share: &mut crate::ImportShare) -> Result<Value> {
+        Ok(self.load_build(false, true, Some(share))?.0)
+    }
+
+    /// [`Loader::load`], with a [`Document`] of each file the package was built from (its own
+    /// files and those of the packages it imports, in load order; files left out by `@if` or
+    /// `@ignore` are not among them), for queries on their syntax.
+    pub fn load_with_documents(self) -> Result<(Value, Vec<Document>)> {
+        self.load_build(true, true, None)
+    }
+
+    /// [`Loader::load`], leaving the package's compile errors (an unknown reference, say) to
+    /// [`Value::validate`] and the exports, which report them with the errors they cause, as
+    /// `cue eval` and `cue vet` do; [`Value::to_cue_text`] shows them in place.
+    pub fn load_partial(self) -> Result<Value> {
+        Ok(self.load_build(false, false, None)?.0)
+    }
+
+    /// Loads the package once for each document of the data files among the arguments, with
+    /// that document merged into it, as `cue vet schema.cue data.yaml` checks each document;
+    /// once, as [`Loader::load_partial`] does, when there are no data files. Each load happens
+    /// when the iterator reaches it.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("cue-eval-doc-docs-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("s.cue"), "a: int\n").unwrap();
+    /// std::fs::write(dir.join("d.yaml"), "a: 1\n---\na: x\n").unwrap();
+    /// let loads = cue_eval::Context::new().loader(&dir).args(["s.cue", "d.yaml"]).load_partial_per_document().unwrap();
+    /// assert!(loads.per_document());
+    /// let ok: Vec<bool> = loads.map(|v| v.unwrap().validate(Default::default()).is_ok()).collect();
+    /// assert_eq!(ok, [true, false]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn load_partial_per_document(self) -> Result<DocumentLoads> {
+        let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
+        let data = std::mem::take(&mut build.data);
+        let per_document = !data.is_empty();
+        let mut docs: std::collections::VecDeque<(String, Option<crate::encode::Data>)> = data
+            .into_iter()
+            .flat_map(|f| {
+                let name = f.name;
+                f.docs.into_iter().map(move |d| (name.clone(), Some(d)))
+            })
+            .collect();
+        if !per_document {
+            docs.push_back((String::new(), None));
+        }
+        Ok(DocumentLoads {
+            build,
+            docs,
+            per_document,
+        })
+    }
+
+    fn load_build(
+        self,
+        documents: bool,
+        strict: bool,
+        share: Option<&mut crate::ImportShare>,
+    ) -> Result<(Value, Vec<Document>)> {
         let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
         build.merge_data_files().map_err(Error::from_load)?;
-        let main_files = build
-            .main
-            .iter()
-            .map(|&i| build.files[i].ast.clone())
-            .collect();
-        let sh = match build.into_instance() {
-            Ok(inst) => Shared::new(inst, main_files),
-            Err(errs) => return Err(Error::from_eval(errs, &Default::default())),
+        let docs = if documents {
+            build
+                .files
+                .iter()
+                .filter(|f| !f.excluded)
+                .map(Document::from_loaded)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let main = build.main.clone();
+        let inst = match share {
+            Some(share) => build.into_instance_sharing(share),
+            None => build.into_instance(),
+        };
+        let sh = match inst {
+            Ok(inst) => Shared::loaded(inst, main),
+            Err(errs) => {
+                return Err(Error::from_eval(errs, &Default::default()).with_kind(ErrorKind::Load));
+            }
         };
         let errs = sh.borrow_mut().inst.compile_errors();
-        if !errs.is_empty() {
+        if strict && !errs.is_empty() {
             return Err(sh.borrow_mut().error(errs));
         }
         let root = sh.borrow().inst.root;
-        Ok(Value::new(sh, root, Some(Vec::new())))
+        Ok((Value::new(sh, root, Some(Vec::new())), docs))
+    }
+}
+
+/// The loads of [`Loader::load_partial_per_document`]: one value per data document (or one
+/// for the package alone), each loaded when the iterator reaches it.
+pub struct DocumentLoads {
+    build: load::Build,
+    docs: std::collections::VecDeque<(String, Option<crate::encode::Data>)>,
+    per_document: bool,
+}
+
+impl DocumentLoads {
+    /// Whether data files were given (one load per document), or the package is loaded alone.
+    pub fn per_document(&self) -> bool {
+        self.per_document
+    }
+}
+
+impl Iterator for DocumentLoads {
+    type Item = Result<Value>;
+
+    fn next(&mut self) -> Option<Result<Value>> {
+        let (name, doc) = self.docs.pop_front()?;
+        let build = match doc {
+            Some(doc) => {
+                let mut b = self.build.clone();
+                if let Err(e) = b.add_main_source(&name, crate::decode::to_cue_source(&doc)) {
+                    return Some(Err(Error::from_load(e)));
+                }
+                b
+            }
+            None => std::mem::take(&mut self.build),
+        };
+        let main = build.main.clone();
+        Some(match build.into_instance() {
+            Ok(inst) => {
+                let root = inst.root;
+                Ok(Value::new(
+                    Shared::loaded(inst, main),
+                    root,
+                    Some(Vec::new()),
+                ))
+            }
+            Err(errs) => {
+                Err(Error::from_eval(errs, &Default::default()).with_kind(ErrorKind::Load))
+            }
+        })
     }
 }

@@ -21,6 +21,10 @@ use super::error::{Error, Position, Result};
 pub(crate) struct Shared {
     pub(crate) inst: Instance,
     pub(crate) main_files: Vec<crate::ast::File>,
+    /// Files of the main package not parsed into `main_files` yet, by index in `inst.files`:
+    /// a loaded package's trees go to the evaluator, and only [`Value::attributes`] needs
+    /// them again, so they are parsed again from the text when it is first called.
+    pub(crate) unparsed_main: Vec<usize>,
     sources: Arc<Vec<(String, Arc<str>)>>,
 }
 
@@ -29,8 +33,27 @@ impl Shared {
         Rc::new(RefCell::new(Shared {
             inst,
             main_files,
+            unparsed_main: Vec::new(),
             sources: Arc::default(),
         }))
+    }
+
+    /// The state of a loaded package whose main files are `inst.files[i]` for `i` in `main`.
+    pub(crate) fn loaded(inst: Instance, main: Vec<usize>) -> Rc<RefCell<Shared>> {
+        let sh = Shared::new(inst, Vec::new());
+        sh.borrow_mut().unparsed_main = main;
+        sh
+    }
+
+    /// The syntax trees of the main files.
+    fn main_files(&mut self) -> &[crate::ast::File] {
+        for i in std::mem::take(&mut self.unparsed_main) {
+            if let Some(f) = self.inst.files.get(i) {
+                let (ast, _) = crate::parse(crate::ast::FileId(i as u32), &f.text);
+                self.main_files.push(ast);
+            }
+        }
+        &self.main_files
     }
 
     /// The names and texts of the instance's files, refreshed when files were added.
@@ -213,6 +236,15 @@ impl Value {
         }
     }
 
+    /// The labels from the root of the instance's own package, for a value reached from it by
+    /// lookups (whose errors and exports are then those of `cue` with `-e path`).
+    fn package_path(&self, sh: &Shared) -> Option<Vec<String>> {
+        match (self.root, &self.path) {
+            (Some(root), Some(path)) if root == sh.inst.root => Some(path.clone()),
+            _ => None,
+        }
+    }
+
     fn derived(&self, v: VId) -> Value {
         Value::new(self.sh.clone(), v, None)
     }
@@ -233,7 +265,22 @@ impl Value {
         if path.is_empty() {
             return Ok(self.clone());
         }
-        let labels = print::split_path(path);
+        self.lookup_path(&print::split_path(path))
+    }
+
+    /// [`Value::lookup`] with the labels already separated (and unquoted): `["metadata",
+    /// "labels", "app.kubernetes.io/name"]`.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str(r#"a: {"x.y": [1, 2]}"#).unwrap();
+    /// assert_eq!(v.lookup_path(&["a", "x.y", "0"]).unwrap().decode::<i64>().unwrap(), 1);
+    /// ```
+    pub fn lookup_path<S: AsRef<str>>(&self, labels: &[S]) -> Result<Value> {
+        let labels: Vec<String> = labels.iter().map(|l| l.as_ref().to_string()).collect();
+        if labels.is_empty() {
+            return Ok(self.clone());
+        }
         let mut sh = self.sh.borrow_mut();
         let rt = &mut sh.inst.rt;
         let mut v = self.v;
@@ -473,6 +520,27 @@ impl Value {
     /// ```
     pub fn validate(&self, opts: ValidateOptions) -> Result<()> {
         let mut sh = self.sh.borrow_mut();
+        let o = print::Options {
+            hidden: opts.hidden,
+            optional: opts.optional,
+        };
+        if let Some(path) = self.package_path(&sh) {
+            // A field of a loaded package: what `cue vet` and `cue eval -e path` report, the
+            // package's compile errors and the permanent errors below the field together.
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            let mut errs = print::eval_errors_at(&mut sh.inst, &path, o);
+            if errs.is_empty()
+                && opts.concrete
+                && let Err(e) = print::export_path(&mut sh.inst, &path)
+            {
+                errs = e;
+            }
+            return if errs.is_empty() {
+                Ok(())
+            } else {
+                Err(sh.error(errs))
+            };
+        }
         let mut errs = sh.inst.compile_errors();
         if errs.is_empty() {
             if opts.concrete
@@ -481,10 +549,6 @@ impl Value {
                 errs = e;
             }
             if errs.is_empty() {
-                let o = print::Options {
-                    hidden: opts.hidden,
-                    optional: opts.optional,
-                };
                 errs = print::vertex_errors(&mut sh.inst, self.v, o);
             }
         }
@@ -510,8 +574,8 @@ impl Value {
         let Some(path) = &self.path else {
             return Vec::new();
         };
-        let sh = self.sh.borrow();
-        let files: Vec<&crate::ast::File> = sh.main_files.iter().collect();
+        let mut sh = self.sh.borrow_mut();
+        let files: Vec<&crate::ast::File> = sh.main_files().iter().collect();
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
         let mut out = crate::load::attr::field_attributes(&files, &path);
         out.retain(|a| a.name == name);
@@ -564,6 +628,13 @@ impl Value {
         }
         let r = if self.v == sh.inst.root {
             sh.inst.export()
+        } else if let (Some(root), Some(path)) = (self.root, &self.path)
+            && root == sh.inst.root
+        {
+            // A field of a loaded package: selected again once the package is finished, as
+            // `cue export -e path` does.
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            print::export_path(&mut sh.inst, &path)
         } else {
             if let Some(root) = self.root
                 && root != self.v
@@ -605,6 +676,35 @@ impl Value {
     /// ```
     pub fn to_yaml(&self) -> Result<String> {
         Ok(crate::encode::to_yaml(&self.export()?))
+    }
+}
+
+impl Value {
+    /// The value as `cue eval` prints a package or an `-e` selection: a struct's fields
+    /// without the braces around them (after the imports it needs), anything else as
+    /// [`Display`](fmt::Display) writes it. `opts.hidden` and `opts.optional` show hidden and
+    /// optional fields (`-H`, `-O`); definitions are always shown. Errors are shown in place
+    /// (`_|_ // message`), as `cue eval -i` shows them.
+    ///
+    /// ```
+    /// use cue_eval::FieldOptions;
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str("a: int\nb?: 1\n_c: 2").unwrap();
+    /// assert_eq!(v.to_cue_text(FieldOptions::default()).unwrap(), "a: int\n");
+    /// let all = FieldOptions { optional: true, hidden: true, ..Default::default() };
+    /// assert_eq!(v.to_cue_text(all).unwrap(), "a:  int\nb?: 1\n_c: 2\n");
+    /// ```
+    pub fn to_cue_text(&self, opts: FieldOptions) -> Result<String> {
+        let mut sh = self.sh.borrow_mut();
+        let o = print::Options {
+            hidden: opts.hidden,
+            optional: opts.optional,
+        };
+        if let Some(path) = self.package_path(&sh) {
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            return print::eval_path_text(&mut sh.inst, &path, o).map_err(|e| sh.error(e));
+        }
+        Ok(print::body_cue(&mut sh.inst.rt, self.v, o))
     }
 }
 

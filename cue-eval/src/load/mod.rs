@@ -21,13 +21,12 @@
 //!   `v & <literal>`, so the evaluator needs nothing special.
 //! * **Data files**: `.json`, `.yaml`, `.yml` arguments decode to [`Data`] ([`crate::decode`]).
 //!
-//! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]);
-//! [`load_instance`] and [`export`] do what the `cue` command does with it.
+//! [`Build::instance`] hands the result to the evaluator ([`Instance::from_parsed`]); the
+//! facade's [`crate::Loader`] does what the `cue` command does with it.
 
 pub(crate) mod attr;
 pub(crate) mod buildattr;
 mod cache;
-mod command;
 pub(crate) mod embed;
 mod fs;
 mod prune;
@@ -47,7 +46,6 @@ use crate::eval::api::{EvalError, Instance, ParsedSource};
 
 pub use attr::{AttrArg, Attribute};
 pub use cache::ParseCache;
-pub use command::{Export, export, load_instance, relative_to};
 use fs::Fs;
 pub use share::ImportShare;
 

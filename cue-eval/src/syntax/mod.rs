@@ -16,6 +16,9 @@ pub(crate) mod parser;
 mod query;
 pub mod source;
 
+/// Label and string quoting as CUE writes them: whether a label needs quotes, and a
+/// double-quoted string with Go's escapes.
+pub use crate::eval::label::{is_identifier, quote};
 pub use query::{
     AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_number_literal,
     one_line,

@@ -113,7 +113,7 @@ impl Document {
     }
 
     /// A document of a file a [`crate::load`] build parsed.
-    pub fn from_loaded(f: &crate::load::LoadedFile) -> Document {
+    pub(crate) fn from_loaded(f: &crate::load::LoadedFile) -> Document {
         Document {
             name: f.name.clone(),
             text: f.text.clone(),

@@ -4,9 +4,9 @@
 
 use std::process::ExitCode;
 
-use cue_eval::eval::print::{Options, eval_errors_at, eval_path_text, export_path};
+use cue_eval::{FieldOptions, ValidateOptions};
 
-use super::{Inputs, fail, selections};
+use super::{Inputs, fail_with};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -33,35 +33,38 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut inst = match args.inputs.load()? {
-        Ok(i) => i,
-        Err(errs) => return Ok(fail(&errs)),
+    let root = match args.inputs.loader()?.load_partial() {
+        Ok(v) => v,
+        Err(e) => return Ok(fail_with(&e)),
     };
-    let opts = Options {
+    let opts = FieldOptions {
         hidden: args.show_hidden || args.all,
         optional: args.show_optional || args.all,
+        definitions: true,
     };
-    let paths = match selections(&args.expressions) {
-        p if p.is_empty() => vec![Vec::new()],
-        p => p,
+    let selections = match args.expressions.as_slice() {
+        [] => vec![String::new()],
+        e => e.to_vec(),
     };
     let mut out = String::new();
-    for path in &paths {
-        let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    for s in &selections {
+        let v = match root.lookup(s) {
+            Ok(v) => v,
+            Err(e) => return Ok(fail_with(&e)),
+        };
         if !args.ignore {
-            let errs = eval_errors_at(&mut inst, &path, opts);
-            if !errs.is_empty() {
-                return Ok(fail(&errs));
-            }
-            if args.concrete
-                && let Err(errs) = export_path(&mut inst, &path)
-            {
-                return Ok(fail(&errs));
+            let checks = ValidateOptions {
+                concrete: args.concrete,
+                hidden: opts.hidden,
+                optional: opts.optional,
+            };
+            if let Err(e) = v.validate(checks) {
+                return Ok(fail_with(&e));
             }
         }
-        match eval_path_text(&mut inst, &path, opts) {
+        match v.to_cue_text(opts) {
             Ok(text) => out.push_str(&text),
-            Err(errs) => return Ok(fail(&errs)),
+            Err(e) => return Ok(fail_with(&e)),
         }
     }
     print!("{out}");

@@ -4,9 +4,8 @@
 use std::process::ExitCode;
 
 use cue_eval::encode::{to_json_indent, to_yaml, to_yaml_stream};
-use cue_eval::load;
 
-use super::{Inputs, fail};
+use super::{Inputs, fail_with};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -27,22 +26,28 @@ enum Format {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let export = match load::export(
-        &args.inputs.config()?,
-        &args.inputs.paths,
-        &args.expressions,
-    ) {
-        Ok(e) => e,
-        Err(errs) => return Ok(fail(&errs)),
+    let root = match args.inputs.loader()?.load() {
+        Ok(v) => v,
+        Err(e) => return Ok(fail_with(&e)),
     };
-    let docs = &export.docs;
+    let selections = match args.expressions.as_slice() {
+        [] => vec![String::new()],
+        e => e.to_vec(),
+    };
+    let mut docs = Vec::with_capacity(selections.len());
+    for s in &selections {
+        match root.lookup(s).and_then(|v| v.export()) {
+            Ok(d) => docs.push(d),
+            Err(e) => return Ok(fail_with(&e)),
+        }
+    }
     let text = match args.out {
         Format::Json => docs.iter().map(|d| to_json_indent(d, false)).collect(),
         Format::Yaml if docs.len() == 1 => to_yaml(&docs[0]),
-        Format::Yaml => to_yaml_stream(docs),
+        Format::Yaml => to_yaml_stream(&docs),
     };
     print!("{text}");
     // The process ends here: tearing down the evaluator's graph would only cost time.
-    std::mem::forget(export);
+    std::mem::forget(root);
     Ok(ExitCode::SUCCESS)
 }

@@ -14,8 +14,7 @@ mod vet;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use cue_eval::eval::api::{EvalError, Instance, format_errors};
-use cue_eval::load::{self, Build, Config};
+use cue_eval::Loader;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -60,41 +59,23 @@ struct Inputs {
 }
 
 impl Inputs {
-    /// The loader's configuration: the working directory, with the tags injected.
-    fn config(&self) -> anyhow::Result<Config> {
+    /// The loader of the inputs, in the working directory.
+    fn loader(&self) -> anyhow::Result<Loader> {
         let cwd = std::env::current_dir().context("working directory")?;
-        let mut cfg = Config::new(&cwd);
-        cfg.tags = self.tags.clone();
-        if self.inject_vars {
-            cfg.inject_default_vars();
+        let mut loader = cue_eval::Context::new().loader(&cwd);
+        for t in &self.tags {
+            loader = loader.tag(t.clone());
         }
-        Ok(cfg)
-    }
-
-    /// Loads the files of the instance (the module, its imports, the data files), with tags
-    /// injected.
-    fn build(&self) -> anyhow::Result<Result<Build, Vec<EvalError>>> {
-        Ok(load::load(&self.config()?, &self.paths).map_err(|e| vec![e.to_eval_error()]))
-    }
-
-    /// Loads and compiles the package, with the data files unified into it; `Err` inside is
-    /// what `cue` reports for inputs that do not load or parse.
-    fn load(&self) -> anyhow::Result<Result<Instance, Vec<EvalError>>> {
-        Ok(load::load_instance(&self.config()?, &self.paths))
+        if self.inject_vars {
+            loader = loader.inject_vars();
+        }
+        Ok(loader.args(self.paths.clone()))
     }
 }
 
-/// Prints errors as `cue` does (positions relative to the working directory) and fails.
-fn fail(errs: &[EvalError]) -> ExitCode {
+/// Prints the error as `cue` does, positions relative to the working directory.
+fn fail_with(e: &cue_eval::Error) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_default();
-    eprint!("{}", format_errors(&load::relative_to(errs, &cwd)));
+    eprintln!("{}", e.relative_to(&cwd));
     ExitCode::FAILURE
-}
-
-/// Splits `-e` selections (`a.b."c-d"`) into labels.
-fn selections(exprs: &[String]) -> Vec<Vec<String>> {
-    exprs
-        .iter()
-        .map(|e| cue_eval::eval::print::split_path(e))
-        .collect()
 }

@@ -5,11 +5,9 @@
 
 use std::process::ExitCode;
 
-use cue_eval::decode;
-use cue_eval::eval::api::Instance;
-use cue_eval::eval::print::{Options, eval_errors};
+use cue_eval::{ValidateOptions, Value};
 
-use super::{Inputs, fail};
+use super::{Inputs, fail_with};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -21,52 +19,34 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut build = match args.inputs.build()? {
-        Ok(b) => b,
-        Err(errs) => return Ok(fail(&errs)),
+    let loads = match args.inputs.loader()?.load_partial_per_document() {
+        Ok(l) => l,
+        Err(e) => return Ok(fail_with(&e)),
     };
-    let data = std::mem::take(&mut build.data);
-    if data.is_empty() {
-        let inst = match build.into_instance() {
-            Ok(i) => i,
-            Err(errs) => return Ok(fail(&errs)),
+    let note = !loads.per_document();
+    for load in loads {
+        let code = match load {
+            Ok(v) => vet(&v, args.concrete, note),
+            Err(e) => fail_with(&e),
         };
-        return Ok(vet(inst, args.concrete, true));
-    }
-    for file in &data {
-        for doc in &file.docs {
-            let mut b = build.clone();
-            if let Err(e) = b.add_main_source(&file.name, decode::to_cue_source(doc)) {
-                return Ok(fail(&[e.to_eval_error()]));
-            }
-            let inst = match b.into_instance() {
-                Ok(i) => i,
-                Err(errs) => return Ok(fail(&errs)),
-            };
-            let code = vet(inst, args.concrete, false);
-            if code != ExitCode::SUCCESS {
-                return Ok(code);
-            }
+        if code != ExitCode::SUCCESS {
+            return Ok(code);
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Validates one instance; `note` prints the incompleteness note of a package vet.
-fn vet(mut inst: Instance, concrete: bool, note: bool) -> ExitCode {
-    let errs = eval_errors(
-        &mut inst,
-        Options {
-            hidden: true,
-            optional: false,
-        },
-    );
-    if !errs.is_empty() {
-        return fail(&errs);
+fn vet(v: &Value, concrete: bool, note: bool) -> ExitCode {
+    let checks = ValidateOptions {
+        hidden: true,
+        ..Default::default()
+    };
+    if let Err(e) = v.validate(checks) {
+        return fail_with(&e);
     }
-    if let Err(errs) = inst.export() {
+    if let Err(e) = v.export() {
         if concrete {
-            return fail(&errs);
+            return fail_with(&e);
         }
         if note {
             eprintln!(

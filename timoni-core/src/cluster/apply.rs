@@ -637,7 +637,7 @@ pub fn apply_instance(
 pub fn apply_instance_sharing(
     cluster: &dyn Cluster,
     req: &ApplyRequest,
-    share: Option<&mut cue_eval::load::ImportShare>,
+    share: Option<&mut cue_eval::ImportShare>,
     events: &mut dyn FnMut(&Event),
 ) -> Result<ApplyReport, ApplyError> {
     let kube_version = cluster

@@ -82,7 +82,7 @@ pub enum BundleEvent<'a> {
 /// read: said with [`crate::Error::Cue`] (the message is unchanged).
 fn content_error(e: crate::Error) -> crate::Error {
     match e {
-        crate::Error::Bundle(m) => crate::Error::Cue(m),
+        crate::Error::Bundle(m) => crate::Error::Cue(crate::error::CueError::msg(m)),
         e => e,
     }
 }
@@ -160,9 +160,9 @@ pub fn apply_bundle(
         super::runtime_values::runtime_values(connector, &req.bundle).map_err(ApplyError::Build)?;
     let mut out = Vec::new();
     // Every instance parses its module through one cache: a module is parsed once per run.
-    let cache = std::sync::Arc::new(cue_eval::load::ParseCache::new());
+    let cache = std::sync::Arc::new(cue_eval::ParseCache::new());
     // And an instance of the module applied before starts from its compiled imports.
-    let mut share = cue_eval::load::ImportShare::new();
+    let mut share = cue_eval::ImportShare::new();
     // `oci://` modules, fetched once per (URL, version, digest) for all clusters.
     let mut sources: BTreeMap<(String, String, Option<String>), ModuleSource> = BTreeMap::new();
     for (rc, values) in clusters {
@@ -250,8 +250,8 @@ fn apply_one(
     bundle_name: &str,
     bi: &bundle::BundleInstance,
     sources: &mut BTreeMap<(String, String, Option<String>), ModuleSource>,
-    cache: &std::sync::Arc<cue_eval::load::ParseCache>,
-    share: &mut cue_eval::load::ImportShare,
+    cache: &std::sync::Arc<cue_eval::ParseCache>,
+    share: &mut cue_eval::ImportShare,
     module_out: &mut ModuleReference,
     events: &mut dyn FnMut(BundleEvent),
 ) -> Result<ApplyReport, ApplyError> {

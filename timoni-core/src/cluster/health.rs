@@ -5,12 +5,11 @@
 //! is true wins. An incomplete expression counts as false; none true means InProgress.
 
 use cue_eval::encode::Data;
-use cue_eval::eval::print::export_path;
 
 use super::status::Status;
 use super::{ObjRef, Object};
-use crate::error::{Error, Result};
-use crate::instance::{self, BuildOptions};
+use crate::error::{CueError, Error, Result};
+use crate::instance::{self, BuildOptions, export_at};
 
 const INFO_FILE: &str = "timoni.healthchecks.cue";
 const INFO_FIELD: &str = "timoniHealthCheckInfo";
@@ -50,13 +49,9 @@ impl HealthChecks {
                 opts.package
             ),
         ));
-        let mut loaded = instance::load_module(&probe, false)?;
-        let info = export_path(&mut loaded.instance, &[INFO_FIELD]).map_err(|e| {
-            Error::Cue(format!(
-                "timoni.healthChecks: {}",
-                cue_eval::eval::api::format_errors(&e).trim_end()
-            ))
-        })?;
+        let loaded = instance::load_module(&probe, false)?;
+        let info = export_at(&loaded.value, &[INFO_FIELD])
+            .map_err(|e| Error::Cue(CueError::new(e).in_context("timoni.healthChecks")))?;
         let mut checks: Vec<Check> = Vec::new();
         if let Data::List(items) = info {
             for it in items {
@@ -70,9 +65,12 @@ impl HealthChecks {
                     .iter()
                     .find(|o| o.group == c.group && o.kind == c.kind)
                 {
-                    return Err(Error::Cue(format!(
-                        "timoni.healthChecks: {:?} and {:?} check the same group and kind {}/{}",
-                        other.name, c.name, c.group, c.kind
+                    return Err(Error::Cue(CueError::at_path(
+                        "timoni.healthChecks",
+                        format!(
+                            "{:?} and {:?} check the same group and kind {}/{}",
+                            other.name, c.name, c.group, c.kind
+                        ),
                     )));
                 }
                 checks.push(c);
@@ -120,7 +118,7 @@ impl HealthChecks {
                 quote(&check.name)
             ),
         ));
-        let mut loaded = match instance::load_module(&opts, false) {
+        let loaded = match instance::load_module(&opts, false) {
             Ok(l) => l,
             Err(e) => {
                 return Some((
@@ -134,7 +132,7 @@ impl HealthChecks {
             ("failed", Status::Failed),
             ("current", Status::Current),
         ] {
-            if let Ok(Data::Bool(true)) = export_path(&mut loaded.instance, &[EVAL_FIELD, field]) {
+            if let Ok(Data::Bool(true)) = export_at(&loaded.value, &[EVAL_FIELD, field]) {
                 return Some((status, format!("health check {}: {field}", check.name)));
             }
         }
