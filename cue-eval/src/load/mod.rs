@@ -278,6 +278,12 @@ impl Build {
 
     /// Like [`Build::instance`], consuming the build (no copies of the sources).
     pub fn into_instance(self) -> Result<Instance, Vec<EvalError>> {
+        let (files, main, imports) = self.into_parsed();
+        Instance::from_parsed(files, &main, &imports)
+    }
+
+    /// The build's files as the evaluator takes them, its main files and its imports.
+    fn into_parsed(self) -> (Vec<ParsedSource>, Vec<usize>, BTreeMap<String, Vec<usize>>) {
         let files = self
             .files
             .into_iter()
@@ -287,7 +293,7 @@ impl Build {
                 ast: f.ast,
             })
             .collect();
-        Instance::from_parsed(files, &self.main, &self.imports)
+        (files, self.main, self.imports)
     }
 }
 

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::Build;
-use crate::eval::api::{self, CompiledImports, EvalError, Instance, ParsedSource};
+use crate::eval::api::{self, CompiledImports, EvalError, Instance};
 
 /// Shares compiled imports between the builds given to [`Build::into_instance_sharing`].
 /// It is not `Send`: keep one per thread (as `rayon`'s `map_init` does).
@@ -130,20 +130,7 @@ impl Build {
         );
         let hit = matches!(&share.base, Some((k, c)) if c.order == order && k.matches(&self, &ids));
         let key = (!hit).then(|| Key::of(&self, &ids));
-        let Build {
-            files,
-            main,
-            imports,
-            ..
-        } = self;
-        let files = files
-            .into_iter()
-            .map(|f| ParsedSource {
-                name: f.name,
-                text: f.text,
-                ast: f.ast,
-            })
-            .collect();
+        let (files, main, imports) = self.into_parsed();
         if hit {
             share.reused += 1;
             let base = share.base.as_ref().map(|(_, c)| c);
