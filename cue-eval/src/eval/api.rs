@@ -98,12 +98,14 @@ impl Instance {
         main: &[usize],
         imports: &std::collections::BTreeMap<String, Vec<usize>>,
     ) -> Result<Instance, Vec<EvalError>> {
-        Ok(Instance::from_parsed_on(files, main, imports, None).0)
+        let order = import_order(&|i| files.get(i).map(|f| &f.ast), main, imports);
+        let how = ImportsFrom::Compile { order, keep: false };
+        Ok(Instance::from_parsed_on(files, main, imports, how).0)
     }
 
-    /// [`Instance::from_parsed`], starting from `base` (the imports of an earlier build of
-    /// exactly the same imported files) instead of compiling the imports again; also returns
-    /// the compiled imports of this build when they were compiled here.
+    /// [`Instance::from_parsed`], with the imports compiled or taken from an earlier build of
+    /// exactly the same imported files (see [`ImportsFrom`]); also returns a copy of the
+    /// compiled imports when asked to keep them.
     ///
     /// Imports are compiled before the main package, in the order their ids are given (the
     /// order in which the main package's compilation meets them, breadth first), so that a
@@ -112,7 +114,7 @@ impl Instance {
         files: Vec<ParsedSource>,
         main: &[usize],
         imports: &std::collections::BTreeMap<String, Vec<usize>>,
-        base: Option<&CompiledImports>,
+        how: ImportsFrom<'_>,
     ) -> (Instance, Option<CompiledImports>) {
         let mut rt = Runtime::new();
         let mut sfs = Vec::with_capacity(files.len());
@@ -122,31 +124,30 @@ impl Instance {
             sfs.push(SourceFile::new(f.name, f.text));
             asts.push(f.ast);
         }
-        let compiled = match base {
-            Some(b) => {
+        let compiled;
+        let (layout, kept) = match how {
+            ImportsFrom::Shared(b) => {
                 rt.prog = b.prog.clone();
-                None
+                (&b.layout, None)
             }
-            None => {
-                let order = import_order(&|i| asts.get(i), main, imports);
-                Some(CompiledImports::compile(&asts, order, imports))
+            ImportsFrom::Compile { order, keep } => {
+                compiled = ImportLayout::compile(&mut rt.prog, &asts, order, imports);
+                let kept = keep.then(|| CompiledImports {
+                    prog: rt.prog.clone(),
+                    layout: compiled.clone(),
+                });
+                (&compiled, kept)
             }
         };
-        let shared = base
-            .or(compiled.as_ref())
-            .expect("imports compiled or given");
-        if base.is_none() {
-            rt.prog = shared.prog.clone();
-        }
         let refs: Vec<&crate::ast::File> = main.iter().filter_map(|&i| asts.get(i)).collect();
         let ids = compile::compile_package(&mut rt.prog, &refs);
         // Errors in the order the main package's compilation would report them: its own
         // first, then each import's.
-        let imported: Vec<_> = rt.prog.errors.drain(..shared.errors).collect();
+        let imported: Vec<_> = rt.prog.errors.drain(..layout.errors).collect();
         rt.prog.errors.extend(imported);
         let root = Instance::package_root(&mut rt, ids);
         rt.packages = vec![None; rt.prog.imports.len()];
-        for (id, ids) in &shared.roots {
+        for (id, ids) in &layout.roots {
             let root = Instance::package_root(&mut rt, ids.clone());
             rt.packages[*id as usize] = Some(root);
         }
@@ -159,7 +160,7 @@ impl Instance {
         };
         inst.rank_files();
         inst.collect_compile_errors();
-        (inst, compiled)
+        (inst, kept)
     }
 
     /// A root vertex holding the struct literals of a compiled package.
@@ -427,27 +428,49 @@ pub fn format_errors(errs: &[EvalError]) -> String {
     out
 }
 
+/// Where a build's imports come from (see [`Instance::from_parsed_on`]).
+pub(crate) enum ImportsFrom<'a> {
+    /// Compiled here, in `order` (see [`import_order`]); a copy kept when `keep`.
+    Compile { order: Vec<String>, keep: bool },
+    /// A copy of those of an earlier build of exactly the same imported files.
+    Shared(&'a CompiledImports),
+}
+
 /// The imported packages of a build compiled into a program of their own: a build that
 /// imports exactly the same files (see `load::ImportShare`) starts from a copy of it.
-#[derive(Clone)]
 pub(crate) struct CompiledImports {
     /// Every import path registered (ids in breadth-first order), every package compiled.
     prog: Program,
-    /// The compiled packages: import id and the struct literals of its files.
-    roots: Vec<(u32, Vec<ir::StructId>)>,
-    /// The import paths in id order, as the main package's compilation meets them.
-    pub(crate) order: Vec<String>,
-    /// How many compile errors the imports have (at the front of `prog.errors`).
-    errors: usize,
+    layout: ImportLayout,
 }
 
 impl CompiledImports {
+    /// The import paths in id order, as the main package's compilation meets them.
+    pub(crate) fn order(&self) -> &[String] {
+        &self.layout.order
+    }
+}
+
+/// What compiling a build's imports put into its program.
+#[derive(Clone)]
+struct ImportLayout {
+    /// The compiled packages: import id and the struct literals of its files.
+    roots: Vec<(u32, Vec<ir::StructId>)>,
+    /// The import paths in id order.
+    order: Vec<String>,
+    /// How many compile errors the imports have (at the front of the program's errors).
+    errors: usize,
+}
+
+impl ImportLayout {
+    /// Registers every import path of `order` in `prog` (empty so far) and compiles each
+    /// imported package.
     fn compile(
+        prog: &mut Program,
         asts: &[crate::ast::File],
         order: Vec<String>,
         imports: &std::collections::BTreeMap<String, Vec<usize>>,
-    ) -> CompiledImports {
-        let mut prog = Program::default();
+    ) -> ImportLayout {
         for p in &order {
             prog.import_id(p);
         }
@@ -456,15 +479,13 @@ impl CompiledImports {
             if let Some(list) = imports.get(p) {
                 let refs: Vec<&crate::ast::File> =
                     list.iter().filter_map(|&f| asts.get(f)).collect();
-                roots.push((id as u32, compile::compile_package(&mut prog, &refs)));
+                roots.push((id as u32, compile::compile_package(prog, &refs)));
             }
         }
-        let errors = prog.errors.len();
-        CompiledImports {
-            prog,
+        ImportLayout {
             roots,
             order,
-            errors,
+            errors: prog.errors.len(),
         }
     }
 }

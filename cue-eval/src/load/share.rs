@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::Build;
-use crate::eval::api::{self, CompiledImports, EvalError, Instance};
+use crate::eval::api::{self, CompiledImports, EvalError, ImportsFrom, Instance};
 
 /// Shares compiled imports between the builds given to [`Build::into_instance_sharing`].
 /// It is not `Send`: keep one per thread (as `rayon`'s `map_init` does).
@@ -128,16 +128,21 @@ impl Build {
             &self.main,
             &self.imports,
         );
-        let hit = matches!(&share.base, Some((k, c)) if c.order == order && k.matches(&self, &ids));
-        let key = (!hit).then(|| Key::of(&self, &ids));
+        let base = share
+            .base
+            .as_ref()
+            .filter(|(k, c)| c.order() == order && k.matches(&self, &ids))
+            .map(|(_, c)| c);
+        let key = base.is_none().then(|| Key::of(&self, &ids));
         let (files, main, imports) = self.into_parsed();
-        if hit {
+        if let Some(base) = base {
             share.reused += 1;
-            let base = share.base.as_ref().map(|(_, c)| c);
-            return Ok(Instance::from_parsed_on(files, &main, &imports, base).0);
+            let how = ImportsFrom::Shared(base);
+            return Ok(Instance::from_parsed_on(files, &main, &imports, how).0);
         }
         share.compiled += 1;
-        let (inst, compiled) = Instance::from_parsed_on(files, &main, &imports, None);
+        let how = ImportsFrom::Compile { order, keep: true };
+        let (inst, compiled) = Instance::from_parsed_on(files, &main, &imports, how);
         share.base = key.zip(compiled);
         Ok(inst)
     }
