@@ -339,6 +339,7 @@ impl Compiler<'_> {
         self.scopes.pop();
         self.prog.structs.push(Rc::new(StructLit {
             span,
+            span_index: StructLit::index_spans(&out),
             decls: out,
             has_embed,
             has_regular,

@@ -158,7 +158,22 @@ impl Runtime {
                 .iter()
                 .any(|&a| self.v(a).label.is_regular() && self.v(a).arc_type != ArcType::Optional);
         if is_struct && vx.scalar.is_none() {
-            let order = self.field_order(d);
+            // Only fields that are not optional are written (or reported missing); with fewer
+            // than two of them, their order needs no sort, however many optional fields the
+            // struct's definitions declare.
+            let written: Vec<VId> = vx
+                .arcs
+                .iter()
+                .copied()
+                .filter(|&a| {
+                    self.v(a).label.is_regular() && self.v(a).arc_type != ArcType::Optional
+                })
+                .collect();
+            let order = if written.len() < 2 {
+                written
+            } else {
+                self.field_order(d)
+            };
             let mut fields = Vec::with_capacity(order.len());
             let mut ok = true;
             for a in order {

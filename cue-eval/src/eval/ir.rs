@@ -135,6 +135,40 @@ pub struct StructLit {
     /// The literal is in a file with the `explicitopen` experiment: embedding a definition
     /// does not open it.
     pub explicit_open: bool,
+    /// For a literal with many declarations: where the declaration at each span stands among
+    /// its fields, dynamic fields and patterns (in order), so that export's field order finds
+    /// the declaration that gave a conjunct without searching; `None` for a small literal or
+    /// when two declarations share a span.
+    pub span_index: Option<rustc_hash::FxHashMap<Span, u32>>,
+}
+
+/// Literals with at least this many declarations get a [`StructLit::span_index`].
+pub const INDEX_DECLS: usize = 16;
+
+impl StructLit {
+    /// The span of a declaration that can give a label (a field, dynamic field or pattern).
+    pub fn label_decl_span(d: &Decl) -> Option<Span> {
+        match d {
+            Decl::Field { span, .. } | Decl::Dynamic { span, .. } | Decl::Pattern { span, .. } => {
+                Some(*span)
+            }
+            _ => None,
+        }
+    }
+
+    /// The index described at [`StructLit::span_index`].
+    pub fn index_spans(decls: &[Decl]) -> Option<rustc_hash::FxHashMap<Span, u32>> {
+        if decls.len() < INDEX_DECLS {
+            return None;
+        }
+        let mut m = rustc_hash::FxHashMap::default();
+        for (i, s) in decls.iter().filter_map(Self::label_decl_span).enumerate() {
+            if m.insert(s, i as u32).is_some() {
+                return None;
+            }
+        }
+        Some(m)
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -51,6 +51,23 @@ struct Meta {
     decls: Vec<Decl>,
 }
 
+impl Meta {
+    /// The first declaration of this literal that gave `label` the conjunct at `span`.
+    fn decl_for(&self, lit: &ir::StructLit, span: Span, label: Label) -> Option<Decl> {
+        let matches = |d: &Decl| match d {
+            Decl::Field(l, s) => *s == span && *l == label,
+            Decl::Dynamic(s) | Decl::Pattern(s) => *s == span,
+        };
+        match &lit.span_index {
+            Some(m) => m
+                .get(&span)
+                .map(|&i| self.decls[i as usize])
+                .filter(|d| matches(d)),
+            None => self.decls.iter().find(|d| matches(d)).copied(),
+        }
+    }
+}
+
 impl Runtime {
     /// The regular arcs of `v` in the order export writes them.
     pub(super) fn sorted_arcs(&self, v: VId) -> Vec<VId> {
@@ -230,14 +247,8 @@ impl Runtime {
                     continue;
                 };
                 let Some((i, decl)) = cands.iter().find_map(|&i| {
-                    metas[i]
-                        .decls
-                        .iter()
-                        .find(|d| match d {
-                            Decl::Field(l, s) => *s == c.span && *l == label,
-                            Decl::Dynamic(s) | Decl::Pattern(s) => *s == c.span,
-                        })
-                        .map(|d| (i, *d))
+                    let lit = &self.prog.structs[metas[i].sid as usize];
+                    metas[i].decl_for(lit, c.span, label).map(|d| (i, d))
                 }) else {
                     continue;
                 };
@@ -613,6 +624,57 @@ fn tarjan(succ: &[Vec<usize>]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Export of `src` as JSON, with or without the literals' span indexes.
+    fn export_with_index(src: &str, index: bool) -> String {
+        let mut inst =
+            crate::eval::api::Instance::from_sources(&[("a.cue".into(), src.into())]).unwrap();
+        if !index {
+            for s in inst.rt.prog.structs.iter_mut() {
+                std::rc::Rc::make_mut(s).span_index = None;
+            }
+        }
+        inst.export_json().unwrap_or_else(|e| format!("error: {e}"))
+    }
+
+    #[test]
+    fn span_indexes_do_not_change_the_field_order() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m) as usize
+        };
+        let mut indexed = 0;
+        for _ in 0..60 {
+            // A definition with many fields, some optional, and literals that order a few of
+            // them differently, unified explicitly and implicitly.
+            let n = 10 + next(30);
+            let mut def = String::from("#D: {\n");
+            for i in 0..n {
+                let opt = if next(3) == 0 { "?" } else { "" };
+                def.push_str(&format!("  f{i}{opt}: int | *{i}\n"));
+            }
+            def.push_str("}\n");
+            let mut lit = String::new();
+            for _ in 0..1 + next(6) {
+                lit.push_str(&format!("f{}: {}, ", next(n as u64), next(100)));
+            }
+            let src = format!(
+                "{def}x: #D & {{{lit}}}\ny: #D\ny: {{{lit}}}\nz: [#D & {{{lit}}}, {{#D, {lit}}}]\n"
+            );
+            if n >= ir::INDEX_DECLS {
+                indexed += 1;
+            }
+            assert_eq!(
+                export_with_index(&src, true),
+                export_with_index(&src, false),
+                "{src}"
+            );
+        }
+        assert!(indexed > 10);
+    }
 
     #[test]
     fn acyclic_graphs_sort_as_their_components_do() {
