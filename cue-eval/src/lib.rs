@@ -69,6 +69,8 @@ pub mod load;
 pub(crate) mod num;
 pub(crate) mod stack;
 pub mod syntax;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use syntax::parser;
 pub use syntax::{ast, diagnostic, dump, format, lexer, literal, source};
