@@ -5,27 +5,29 @@
 //! [`crate::syntax::Document`]). What is here only makes sense for checking this implementation
 //! against CUE's own test corpus and against itself:
 //!
-//! * the syntax tree and its tools ([`ast`], [`lexer`], [`literal`], [`dump`], [`format`],
-//!   [`parse`], [`check_parser`]), which the `parse` runner compares with CUE's and which the
-//!   inline `@test` extraction walks;
+//! * the syntax tree and its tools ([`ast`], [`lexer`], [`literal`], [`dump`],
+//!   [`format`](mod@format), [`parse`], [`check_parser`]), which the `parse` runner compares with
+//!   CUE's and which the inline `@test` extraction walks;
 //! * [`Probe`]: an evaluated package queried at a path the way CUE's inline `@test(...)`
 //!   assertions ask (`cue.Value.Err`, `IncompleteKind`, `IsClosed`, `Allows`, equality with
 //!   an expression), answered from the evaluator's vertices and error codes;
-//! * [`eval_text`] and [`export_path`], the `cue eval` text and `cue export -e` data of a few
-//!   sources, for the crate's own tests.
+//! * [`eval_text`], [`export_path`] and [`export_at`], the `cue eval` text and `cue export -e`
+//!   data of a few sources or of an [`Instance`], and the loader ([`load`]), for the crate's
+//!   own tests and benchmarks.
 //!
 //! Any of it may change in any release.
 
 use crate::encode::Data;
-use crate::eval::api::{Instance, format_errors};
+
 use crate::eval::label::Label;
 use crate::eval::value::{Bottom, ErrCode, Kind, Value as Val};
 use crate::eval::{Status, VId};
 use crate::facade::Position;
 
 pub use crate::decode::Limits;
+pub use crate::eval::api::{Instance, format_errors};
 pub use crate::lexer::check_lexer;
-pub use crate::load::{Config as LoadConfig, load};
+pub use crate::load::{Build as LoadBuild, Config as LoadConfig, load};
 pub use crate::parser::{check_parser, parse, parse_bytes, parse_with};
 pub use crate::syntax::{ast, dump, format, lexer, literal};
 
@@ -107,6 +109,13 @@ impl Probe {
             .map_err(|e| format_errors(&e))
     }
 
+    /// Compiles `sources` as one package without imports (besides the standard library).
+    pub fn from_sources(sources: &[(String, String)]) -> Result<Probe, String> {
+        Instance::from_sources(sources)
+            .map(|inst| Probe { inst })
+            .map_err(|e| format_errors(&e))
+    }
+
     /// Whether evaluation has begun (loading alone does not evaluate).
     pub fn evaluated(&self) -> bool {
         self.inst.rt.v(self.inst.root).status != Status::Unprocessed
@@ -115,6 +124,35 @@ impl Probe {
     /// The whole value as `cue export --out json` writes it, or the errors as `cue` prints them.
     pub fn export_json(&mut self) -> Result<String, String> {
         self.inst.export_json()
+    }
+
+    /// The whole value as `cue export --out yaml` writes it, or the errors as `cue` prints them.
+    pub fn export_yaml(&mut self) -> Result<String, String> {
+        self.inst.export_yaml()
+    }
+
+    /// The whole value as `cue eval` prints it.
+    pub fn eval_text(&mut self) -> String {
+        crate::eval::print::eval_text(&mut self.inst)
+    }
+
+    /// Whether the values at the top-level fields `a` and `b` are structurally equal after
+    /// evaluation (the lattice laws' notion of equality); false when either is missing.
+    pub fn structurally_equal(&mut self, a: &str, b: &str) -> bool {
+        let (Some(x), Some(y)) = (self.inst.lookup(&[a]), self.inst.lookup(&[b])) else {
+            return false;
+        };
+        self.inst.rt.vertices_equal(x, y, 0)
+    }
+
+    /// Whether the finished value at the top-level field `a` is bottom; false when missing.
+    pub fn is_bottom(&mut self, a: &str) -> bool {
+        let Some(x) = self.inst.lookup(&[a]) else {
+            return false;
+        };
+        self.inst.rt.finalize(x, true);
+        let d = self.inst.rt.deref(x);
+        self.inst.rt.v(d).err.is_some()
     }
 
     /// The error of the value at `path`, if it has one.
@@ -381,6 +419,12 @@ fn code(c: ErrCode) -> ErrorCode {
 pub fn eval_text(sources: &[(String, String)]) -> Result<String, String> {
     let mut inst = Instance::from_sources(sources).map_err(|e| format_errors(&e))?;
     Ok(crate::eval::print::eval_text(&mut inst))
+}
+
+/// The value at `path` (labels, as [`Instance::lookup`] takes them) of `inst`, as `cue export -e`
+/// exports it, or the errors as `cue` prints them.
+pub fn export_at(inst: &mut Instance, path: &[&str]) -> Result<Data, String> {
+    crate::eval::print::export_path(inst, path).map_err(|e| format_errors(&e))
 }
 
 /// The value at the `cue export -e` expression `path` (`a.b`, `"x-y".c`) of `sources` compiled
