@@ -1,11 +1,9 @@
 //! The [`Engine`] of this project's evaluator (`cue-eval`): loads a case the way `cue` does
 //! (root files as one package; imports from the case's module and `cue.mod/{pkg,gen,usr}`),
-//! exports it, and answers the per-field questions of the inline assertions.
+//! exports it, and answers the per-field questions of the inline assertions through
+//! `cue_eval::testing::Probe`.
 
-use cue_eval::eval::api::{EvalError, Instance};
-use cue_eval::eval::label::Label;
-use cue_eval::eval::value::{ErrCode as CErr, Kind};
-use cue_eval::eval::{Status, VId};
+use cue_eval::testing::{self, Probe};
 
 use crate::engine::*;
 
@@ -27,7 +25,7 @@ fn module_path(files: &[SourceFile]) -> Option<String> {
 }
 
 fn package_clause(text: &str) -> Option<String> {
-    let (file, _) = cue_eval::parse(cue_eval::ast::FileId(0), text);
+    let (file, _) = testing::parse(testing::ast::FileId(0), text);
     file.package_name().map(str::to_string)
 }
 
@@ -68,13 +66,13 @@ fn import_files(files: &[SourceFile], path: &str) -> Result<Vec<(String, String)
     Ok(out)
 }
 
-fn code(c: CErr) -> ErrCode {
+fn code(c: testing::ErrorCode) -> ErrCode {
     match c {
-        CErr::Eval => ErrCode::Eval,
-        CErr::User => ErrCode::User,
-        CErr::StructuralCycle => ErrCode::StructuralCycle,
-        CErr::Incomplete | CErr::Undefined => ErrCode::Incomplete,
-        CErr::Cycle => ErrCode::Cycle,
+        testing::ErrorCode::Eval => ErrCode::Eval,
+        testing::ErrorCode::User => ErrCode::User,
+        testing::ErrorCode::StructuralCycle => ErrCode::StructuralCycle,
+        testing::ErrorCode::Incomplete => ErrCode::Incomplete,
+        testing::ErrorCode::Cycle => ErrCode::Cycle,
     }
 }
 
@@ -162,13 +160,13 @@ fn format_and_args(msg: &str) -> Option<(String, Vec<String>)> {
     None
 }
 
-fn entry(e: &EvalError) -> ErrEntry {
-    let (format, args) = format_and_args(&e.msg).unwrap_or_default();
+fn entry(e: &testing::ErrorEntry) -> ErrEntry {
+    let (format, args) = format_and_args(&e.message).unwrap_or_default();
     ErrEntry {
         message: if e.path.is_empty() {
-            e.msg.clone()
+            e.message.clone()
         } else {
-            format!("{}: {}", e.path, e.msg)
+            format!("{}: {}", e.path, e.message)
         },
         format,
         args,
@@ -180,145 +178,43 @@ fn entry(e: &EvalError) -> ErrEntry {
         positions: e
             .positions
             .iter()
-            .map(|(f, l, c)| Pos {
-                file: f.clone(),
-                line: *l as u32,
-                column: *c as u32,
+            .map(|p| Pos {
+                file: p.file().to_string(),
+                line: p.line() as u32,
+                column: p.column() as u32,
             })
             .collect(),
     }
 }
 
-impl CueEval {
-    fn label(inst: &mut Instance, s: &Selector) -> Label {
-        let labels = &mut inst.rt.prog.labels;
-        match s {
-            Selector::Field(n) => labels.string(n),
-            Selector::Definition(n) => labels.ident(n),
-            Selector::Hidden { name, .. } => labels.ident(name),
-            Selector::Index(i) => Label::int(*i as u32),
-        }
-    }
-
-    fn find(inst: &mut Instance, path: &[Selector]) -> Result<VId, String> {
-        let mut v = inst.root;
-        for s in path {
-            let l = Self::label(inst, s);
-            inst.rt.evaluate(v);
-            let d = inst.rt.default_of(v);
-            inst.rt.evaluate(d);
-            v = inst
-                .rt
-                .arc(d, l)
-                .ok_or_else(|| format!("path {} not found", path_string(path)))?;
-        }
-        inst.rt.finalize(v, true);
-        Ok(v)
-    }
-
-    /// Whether any label may be added: not closed, or closedness lifted by `...` or by a
-    /// pattern for every label.
-    fn open_to_any(&self, inst: &mut Instance, path: &[Selector]) -> Result<bool, String> {
-        let v = Self::find(inst, path)?;
-        let d = inst.rt.default_of(v);
-        let vx = inst.rt.v(d);
-        if vx.is_list {
-            return Ok(!vx.list_open);
-        }
-        let mut in_def = false;
-        let mut x = Some(d);
-        while let Some(p) = x {
-            if inst.rt.v(p).label.is_def() {
-                in_def = true;
-            }
-            x = inst.rt.v(p).parent;
-        }
-        let vx = inst.rt.v(d);
-        let closed = in_def || !vx.closed_groups.is_empty();
-        let any = vx.patterns.iter().any(|(f, _)| {
-            matches!(
-                f,
-                cue_eval::eval::value::Value::Top | cue_eval::eval::value::Value::Basic(_)
-            )
-        });
-        Ok(!(closed && !any && vx.open_groups.is_empty()))
-    }
-
-    fn err_info(inst: &mut Instance, v: VId) -> Option<ErrInfo> {
-        let d = inst.rt.deref(v);
-        let e = inst.rt.v(d).err.clone()?;
-        let path = match e.at {
-            Some(a) => inst.rt.path(a),
-            None => inst.rt.path(v),
-        };
-        // The header of an empty disjunction's list has no position of its own in CUE (its
-        // disjuncts' errors carry them); the evaluator keeps them all on the header for the
-        // text it prints.
-        let header = !e.subs.is_empty() && e.msg.contains("errors in empty disjunction");
-        let positions = Self::positions(inst, &e, header);
-        let ee = EvalError {
-            path: path.clone(),
-            code: e.code,
-            msg: e.msg.clone(),
-            positions,
-        };
-        let mut errors = vec![entry(&ee)];
-        for s in &e.subs {
-            errors.push(Self::sub_entry(inst, s, &path));
-        }
-        Some(ErrInfo {
-            code: code(e.code),
-            errors,
-        })
-    }
-
-    /// One entry of an error list after its header: a failed disjunct's error, at its own
-    /// vertex's path when known, else at the header's.
-    fn sub_entry(inst: &Instance, e: &cue_eval::eval::value::Bottom, path: &str) -> ErrEntry {
-        // A nested empty disjunction's header has no position either (see `err_info`).
-        let header = e.msg.contains("errors in empty disjunction");
-        let positions = Self::positions(inst, e, header);
-        let ee = EvalError {
-            path: e.at.map_or_else(|| path.to_owned(), |a| inst.rt.path(a)),
-            code: e.code,
-            msg: e.msg.clone(),
-            positions,
-        };
-        entry(&ee)
-    }
-
-    /// The (file, line, column) of each position of `e`; none for a disjunction's header.
-    fn positions(
-        inst: &Instance,
-        e: &cue_eval::eval::value::Bottom,
-        header: bool,
-    ) -> Vec<(String, usize, usize)> {
-        if header {
-            return Vec::new();
-        }
-        e.spans
-            .iter()
-            .filter_map(|s| {
-                let f = inst.files.get(s.file.0 as usize)?;
-                let (l, c) = f.line_col(s.start as usize);
-                Some((f.name.clone(), l, c))
-            })
-            .collect()
+fn err_info(r: testing::ErrorReport) -> ErrInfo {
+    ErrInfo {
+        code: code(r.code),
+        errors: r.errors.iter().map(entry).collect(),
     }
 }
 
-fn kinds_of(k: Kind) -> Kinds {
-    Kinds(k.0)
+fn selectors(path: &[Selector]) -> Vec<testing::Selector> {
+    path.iter().map(selector).collect()
+}
+
+fn selector(s: &Selector) -> testing::Selector {
+    match s {
+        Selector::Field(n) => testing::Selector::Field(n.clone()),
+        Selector::Definition(n) => testing::Selector::Definition(n.clone()),
+        Selector::Hidden { name, .. } => testing::Selector::Hidden(name.clone()),
+        Selector::Index(i) => testing::Selector::Index(*i),
+    }
 }
 
 impl Engine for CueEval {
-    type Instance = Instance;
+    type Instance = Probe;
 
     fn name(&self) -> &str {
         "cue-eval"
     }
 
-    fn load(&self, all_files: &[SourceFile], root_files: &[String]) -> Result<Instance, String> {
+    fn load(&self, all_files: &[SourceFile], root_files: &[String]) -> Result<Probe, String> {
         // `*_test.cue` files stay out of the build, as `cue` leaves them out even when they are
         // named on its command line.
         let sources: Vec<(String, String)> = root_files
@@ -333,149 +229,69 @@ impl Engine for CueEval {
                 (r.clone(), text)
             })
             .collect();
-        let all = all_files.to_vec();
-        Instance::from_sources_with_imports(&sources, &mut |p| import_files(&all, p))
-            .map_err(|e| cue_eval::eval::api::format_errors(&e))
+        Probe::load(&sources, |p| import_files(all_files, p))
     }
 
-    fn export_json(&self, inst: &mut Instance) -> Result<String, String> {
+    fn export_json(&self, inst: &mut Probe) -> Result<String, String> {
         inst.export_json()
     }
 
     fn check_eq(
         &self,
-        inst: &mut Instance,
+        inst: &mut Probe,
         path: &[Selector],
         expected: &EqExpectation,
     ) -> Result<(), String> {
-        let v = Self::find(inst, path)?;
-        let e = inst.eval_expr_text(&expected.expr)?;
-        if inst
-            .rt
-            .vertices_equal_inline_in(v, e, expected.package.as_deref())
-        {
-            Ok(())
-        } else {
-            Err(format!(
-                "got {}, want {}",
-                inst.rt.vertex_text(v),
-                inst.rt.vertex_text(e)
-            ))
-        }
+        inst.equals(
+            &selectors(path),
+            &expected.expr,
+            expected.package.as_deref(),
+        )
     }
 
-    fn error(&self, inst: &mut Instance, path: &[Selector]) -> Result<Option<ErrInfo>, String> {
-        let v = Self::find(inst, path)?;
-        Ok(Self::err_info(inst, v))
+    fn error(&self, inst: &mut Probe, path: &[Selector]) -> Result<Option<ErrInfo>, String> {
+        Ok(inst.error(&selectors(path))?.map(err_info))
     }
 
     fn descendant_errors(
         &self,
-        inst: &mut Instance,
+        inst: &mut Probe,
         path: &[Selector],
     ) -> Result<Vec<ErrInfo>, String> {
-        let v = Self::find(inst, path)?;
-        let mut out = Vec::new();
-        let mut stack = vec![v];
-        while let Some(x) = stack.pop() {
-            if let Some(e) = Self::err_info(inst, x) {
-                out.push(e);
-                continue;
-            }
-            let d = inst.rt.deref(x);
-            let mut kids: Vec<VId> = inst
-                .rt
-                .v(d)
-                .arcs
-                .iter()
-                .copied()
-                .filter(|&a| {
-                    let l = inst.rt.v(a).label;
-                    l.is_regular() && !l.is_int()
-                })
-                .collect();
-            kids.reverse();
-            stack.extend(kids);
-        }
-        Ok(out)
+        Ok(inst
+            .descendant_errors(&selectors(path))?
+            .into_iter()
+            .map(err_info)
+            .collect())
     }
 
-    fn kind(&self, inst: &mut Instance, path: &[Selector]) -> Result<Kinds, String> {
-        let v = Self::find(inst, path)?;
-        let d = inst.rt.deref(v);
-        if inst.rt.v(d).err.is_some() {
-            return Ok(Kinds(0));
-        }
-        let k = if let Some(dj) = inst.rt.v(d).disj.clone() {
-            dj.alts
-                .iter()
-                .fold(Kind::BOTTOM, |k, &a| k.or(inst.rt.v(inst.rt.deref(a)).kind))
-        } else {
-            let vx = inst.rt.v(d);
-            match &vx.scalar {
-                Some(s) => s.kind(),
-                None => vx.kind,
-            }
-        };
-        Ok(kinds_of(k))
+    fn kind(&self, inst: &mut Probe, path: &[Selector]) -> Result<Kinds, String> {
+        inst.kinds(&selectors(path)).map(Kinds)
     }
 
     /// Whether the struct carries closedness at all (`Value.IsClosed`): a `...` or a pattern
-    /// for every label in a closed struct lifts the restriction ([`Self::open_to_any`]) but
-    /// does not make the struct non-closed.
-    fn is_closed(&self, inst: &mut Instance, path: &[Selector]) -> Result<bool, String> {
-        let v = Self::find(inst, path)?;
-        let d = inst.rt.default_of(v);
-        let vx = inst.rt.v(d);
-        if vx.is_list {
-            return Ok(!vx.list_open);
-        }
-        let mut x = Some(d);
-        while let Some(p) = x {
-            if inst.rt.v(p).label.is_def() {
-                return Ok(true);
-            }
-            x = inst.rt.v(p).parent;
-        }
-        Ok(!inst.rt.v(d).closed_groups.is_empty())
+    /// for every label in a closed struct lifts the restriction but does not make the struct
+    /// non-closed.
+    fn is_closed(&self, inst: &mut Probe, path: &[Selector]) -> Result<bool, String> {
+        inst.is_closed(&selectors(path))
     }
 
     fn allows(
         &self,
-        inst: &mut Instance,
+        inst: &mut Probe,
         path: &[Selector],
         sel: &AllowsSelector,
     ) -> Result<bool, String> {
-        let v = Self::find(inst, path)?;
-        let d = inst.rt.default_of(v);
-        let closed = !self.open_to_any(inst, path)?;
-        match sel {
-            AllowsSelector::AnyString => Ok(!closed),
-            AllowsSelector::AnyIndex => {
-                let vx = inst.rt.v(d);
-                Ok(vx.is_list && vx.list_open)
-            }
-            AllowsSelector::Label(s) => {
-                let l = Self::label(inst, s);
-                if !l.is_regular() {
-                    return Ok(true);
-                }
-                if inst.rt.arc(d, l).is_some() || !closed {
-                    return Ok(true);
-                }
-                let pats = inst.rt.v(d).patterns.clone();
-                for (f, _) in pats {
-                    if inst.rt.label_matches(&f, l) {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
-            }
-        }
+        let sel = match sel {
+            AllowsSelector::AnyString => testing::Allows::AnyString,
+            AllowsSelector::AnyIndex => testing::Allows::AnyIndex,
+            AllowsSelector::Label(s) => testing::Allows::Label(selector(s)),
+        };
+        inst.allows(&selectors(path), &sel)
     }
 }
 
 /// Whether the instance's evaluation has begun (for tests).
-pub fn evaluated(inst: &Instance) -> bool {
-    inst.rt.v(inst.root).status != Status::Unprocessed
+pub fn evaluated(inst: &Probe) -> bool {
+    inst.evaluated()
 }

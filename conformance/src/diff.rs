@@ -1218,7 +1218,8 @@ mod tests {
         for f in Family::ALL {
             for seed in 0..200 {
                 let p = generate(f, seed);
-                let (_, errors) = cue_eval::parse(cue_eval::ast::FileId(0), &p.text);
+                let (_, errors) =
+                    cue_eval::testing::parse(cue_eval::testing::ast::FileId(0), &p.text);
                 assert!(
                     errors.is_empty(),
                     "{} seed {seed} does not parse: {:?}\n{}",

@@ -38,8 +38,8 @@
 
 use std::fmt;
 
-use cue_eval::ast::{self, Decl, Expr, FileId, Label};
-use cue_eval::lexer::{self, Tok};
+use cue_eval::testing::ast::{self, Decl, Expr, FileId, Label};
+use cue_eval::testing::lexer::{self, Tok};
 
 use crate::corpus::Case;
 use crate::engine::{
@@ -126,7 +126,7 @@ fn unquote(s: &str) -> String {
     if !quoted {
         return s.to_owned();
     }
-    match cue_eval::literal::decode(s) {
+    match cue_eval::testing::literal::decode(s) {
         Ok(bytes) => String::from_utf8(bytes).unwrap_or_else(|_| s.to_owned()),
         Err(_) => s.to_owned(),
     }
@@ -205,7 +205,7 @@ pub fn parse_path(s: &str) -> Result<Vec<Selector>, String> {
                 return Err(format!("unterminated quoted label in path {s:?}"));
             }
             let lit = &s[i..=j];
-            let bytes = cue_eval::literal::decode(lit)
+            let bytes = cue_eval::testing::literal::decode(lit)
                 .map_err(|e| format!("invalid quoted label {lit} in path: {}", e.message))?;
             out.push(Selector::Field(
                 String::from_utf8(bytes).map_err(|_| "invalid UTF-8 in path".to_owned())?,
@@ -700,7 +700,7 @@ pub fn extract(case: &Case) -> Vec<Record> {
 
 /// Collects the `@test` attributes of one file's source.
 pub fn extract_file(name: &str, src: &str) -> Vec<Record> {
-    let (file, _) = cue_eval::parse(FileId(0), src);
+    let (file, _) = cue_eval::testing::parse(FileId(0), src);
     let mut w = Walker {
         name,
         src,
@@ -775,7 +775,7 @@ impl Walker<'_> {
                 })
             }
             Label::String(e) => match e.as_ref() {
-                Expr::Lit(lit) => cue_eval::literal::decode(&lit.raw)
+                Expr::Lit(lit) => cue_eval::testing::literal::decode(&lit.raw)
                     .ok()
                     .and_then(|b| String::from_utf8(b).ok())
                     .map(Selector::Field),

@@ -1,15 +1,16 @@
 //! The parse and format conformance checks over every CUE source file of the corpus.
 //!
-//! **Parse.** Each `.cue` file is parsed with [`cue_eval::parse_bytes`] (which is
-//! [`cue_eval::parse`] for UTF-8 text). A file passes when it yields no
+//! **Parse.** Each `.cue` file is parsed with [`cue_eval::testing::parse_bytes`] (which is
+//! [`cue_eval::testing::parse`] for UTF-8 text). A file passes when it yields no
 //! error, except the files that the official `cue` rejected with a syntax error (see
 //! [`crate::oracle`] for the rule that finds them), which pass only when they yield at least one
 //! error.
 //!
-//! **Format.** Each file that parses cleanly is formatted with [`cue_eval::format::format_file`],
-//! and the result is parsed and formatted again. The formatter is *idempotent* on the file when
-//! the second formatting reproduces the first, and it *round-trips* when the span-free structural
-//! dumps ([`cue_eval::dump::dump_file`]) of the two trees are equal, i.e. formatting changed no
+//! **Format.** Each file that parses cleanly is formatted with
+//! [`cue_eval::testing::format::format_file`], and the result is parsed and formatted again. The
+//! formatter is *idempotent* on the file when the second formatting reproduces the first, and it
+//! *round-trips* when the span-free structural dumps ([`cue_eval::testing::dump::dump_file`]) of
+//! the two trees are equal, i.e. formatting changed no
 //! meaning. A formatted text that fails to parse counts against both. Whether the formatted text
 //! is byte-identical to the source is reported too: the `cue.mod/gen` files of the Timoni modules
 //! and the `timoni mod vendor crd` goldens were written by CUE's own formatter, so they must be
@@ -27,7 +28,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use cue_eval::ast::FileId;
+use cue_eval::testing::ast::FileId;
 
 use crate::corpus::{Case, CaseKind, Corpus, SourceFile};
 use crate::oracle;
@@ -405,7 +406,7 @@ fn check_file(
     // then refer to the text with U+FFFD replacements.
     let bytes = source.bytes.clone();
     let parsed = guarded(options.timeout, move || {
-        let (file, errors) = cue_eval::parse_bytes(FileId(0), &bytes);
+        let (file, errors) = cue_eval::testing::parse_bytes(FileId(0), &bytes);
         let src = String::from_utf8_lossy(&bytes).into_owned();
         let first = errors
             .first()
@@ -441,11 +442,11 @@ fn check_file(
 }
 
 /// The format checks on one cleanly parsed file.
-fn format_check(file: &cue_eval::ast::File, src: &str) -> FormatCheck {
-    let formatted = cue_eval::format::format_file(file, src);
+fn format_check(file: &cue_eval::testing::ast::File, src: &str) -> FormatCheck {
+    let formatted = cue_eval::testing::format::format_file(file, src);
     let identical = formatted == src;
     let first_change = (!identical).then(|| first_line_diff(src, &formatted));
-    let (file2, errors) = cue_eval::parse(FileId(0), &formatted);
+    let (file2, errors) = cue_eval::testing::parse(FileId(0), &formatted);
     if !errors.is_empty() {
         return FormatCheck {
             identical,
@@ -462,11 +463,11 @@ fn format_check(file: &cue_eval::ast::File, src: &str) -> FormatCheck {
             first_tree_change: None,
         };
     }
-    let formatted2 = cue_eval::format::format_file(&file2, &formatted);
+    let formatted2 = cue_eval::testing::format::format_file(&file2, &formatted);
     let idempotent = formatted2 == formatted;
     let (dump1, dump2) = (
-        cue_eval::dump::dump_file(file),
-        cue_eval::dump::dump_file(&file2),
+        cue_eval::testing::dump::dump_file(file),
+        cue_eval::testing::dump::dump_file(&file2),
     );
     let roundtrip = dump1 == dump2;
     FormatCheck {

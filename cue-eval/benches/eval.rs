@@ -14,7 +14,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-use cue_eval::eval::api::Instance;
+use cue_eval::testing::{Instance, LoadConfig, export_at, load};
 
 #[path = "../tests/support/corpus.rs"]
 #[allow(dead_code)]
@@ -131,7 +131,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| load_data(&json, None))
     });
     // Over the size limit: refused at once, whatever the size.
-    let limits = cue_eval::decode::Limits {
+    let limits = cue_eval::testing::Limits {
         max_bytes: json.len() / 2,
         ..Default::default()
     };
@@ -163,7 +163,7 @@ fn bench(c: &mut Criterion) {
     assert!(export(&crds) > crds.len() / 2);
     g.bench_function("3.5 MB parse", |b| {
         b.iter(|| {
-            cue_eval::parse(cue_eval::ast::FileId(0), &crds)
+            cue_eval::testing::parse(cue_eval::testing::ast::FileId(0), &crds)
                 .0
                 .decls
                 .len()
@@ -319,7 +319,7 @@ fn wild_modules(wild: &std::path::Path) -> Vec<(String, std::path::PathBuf, Vec<
 /// `cue export -e timoni.apply -t TAG...` in module `dir`, with the language version the
 /// corpus's trees lack given by the overlay.
 fn export_apply(dir: &std::path::Path, tags: &[String]) -> usize {
-    let mut cfg = cue_eval::load::Config::new(dir);
+    let mut cfg = LoadConfig::new(dir);
     let module_file = dir.join("cue.mod/module.cue");
     let mut text = std::fs::read_to_string(&module_file).unwrap_or_default();
     if !text.contains("language") {
@@ -327,13 +327,13 @@ fn export_apply(dir: &std::path::Path, tags: &[String]) -> usize {
     }
     cfg.overlay.insert(module_file, text);
     cfg.tags = tags.to_vec();
-    let Ok(build) = cue_eval::load::load(&cfg, &[".".to_string()]) else {
+    let Ok(build) = load(&cfg, &[".".to_string()]) else {
         return 0;
     };
     let Ok(mut inst) = build.into_instance() else {
         return 0;
     };
-    match cue_eval::eval::print::export_path(&mut inst, &["timoni", "apply"]) {
+    match export_at(&mut inst, &["timoni", "apply"]) {
         Ok(d) => cue_eval::encode::to_json_indent(&d, false).len(),
         Err(e) => e.len(),
     }
@@ -358,12 +358,12 @@ fn json_objects(n: usize) -> String {
 
 /// Loads `json` as the data file `data.json` (from the overlay) and exports it; the length of
 /// the JSON output, or 0 when the loader refuses the file.
-fn load_data(json: &str, limits: Option<cue_eval::decode::Limits>) -> usize {
+fn load_data(json: &str, limits: Option<cue_eval::testing::Limits>) -> usize {
     let dir = std::env::temp_dir();
-    let mut cfg = cue_eval::load::Config::new(&dir);
+    let mut cfg = LoadConfig::new(&dir);
     cfg.limits = limits;
     cfg.overlay.insert(dir.join("data.json"), json.to_string());
-    let Ok(mut build) = cue_eval::load::load(&cfg, &["data.json".to_string()]) else {
+    let Ok(mut build) = load(&cfg, &["data.json".to_string()]) else {
         return 0;
     };
     if build.merge_data_files().is_err() {
@@ -377,18 +377,18 @@ fn load_data(json: &str, limits: Option<cue_eval::decode::Limits>) -> usize {
 
 /// Loads the module at `dir` with Timoni's tags and exports `timoni.apply` as JSON.
 fn load_module(dir: &std::path::Path, eager: bool) -> usize {
-    let mut cfg = cue_eval::load::Config::new(dir);
+    let mut cfg = LoadConfig::new(dir);
     cfg.eager_imports = eager;
     cfg.tags = ["name=bench", "namespace=default", "mv=1.0.0", "kv=1.30.0"]
         .map(String::from)
         .to_vec();
-    let Ok(build) = cue_eval::load::load(&cfg, &["./".to_string()]) else {
+    let Ok(build) = load(&cfg, &["./".to_string()]) else {
         return 0;
     };
     let Ok(mut inst) = build.into_instance() else {
         return 0;
     };
-    match cue_eval::eval::print::export_path(&mut inst, &["timoni", "apply"]) {
+    match export_at(&mut inst, &["timoni", "apply"]) {
         Ok(d) => cue_eval::encode::to_json_indent(&d, false).len(),
         Err(_) => 0,
     }

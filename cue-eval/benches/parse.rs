@@ -30,7 +30,10 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             sources
                 .iter()
-                .map(|s| cue_eval::lexer::Lexer::new(cue_eval::ast::FileId(0), s).count())
+                .map(|s| {
+                    cue_eval::testing::lexer::Lexer::new(cue_eval::testing::ast::FileId(0), s)
+                        .count()
+                })
                 .sum::<usize>()
         })
     });
@@ -38,7 +41,12 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             sources
                 .iter()
-                .map(|s| cue_eval::parse(cue_eval::ast::FileId(0), s).0.decls.len())
+                .map(|s| {
+                    cue_eval::testing::parse(cue_eval::testing::ast::FileId(0), s)
+                        .0
+                        .decls
+                        .len()
+                })
                 .sum::<usize>()
         })
     });
@@ -47,8 +55,8 @@ fn bench(c: &mut Criterion) {
             sources
                 .iter()
                 .map(|s| {
-                    let (f, _) = cue_eval::parse(cue_eval::ast::FileId(0), s);
-                    cue_eval::format::format_file(&f, s).len()
+                    let (f, _) = cue_eval::testing::parse(cue_eval::testing::ast::FileId(0), s);
+                    cue_eval::testing::format::format_file(&f, s).len()
                 })
                 .sum::<usize>()
         })

@@ -8,17 +8,13 @@ fn main() {
             (p, text)
         })
         .collect();
-    let mut inst = match cue_eval::eval::api::Instance::from_sources(&files) {
-        Ok(i) => i,
-        Err(e) => {
-            eprint!("{}", cue_eval::eval::api::format_errors(&e));
-            std::process::exit(1);
-        }
-    };
-    match inst.export_json() {
+    match cue_eval::Context::new()
+        .compile_files(&files)
+        .and_then(|v| v.to_json())
+    {
         Ok(s) => print!("{s}"),
         Err(e) => {
-            eprint!("{e}");
+            eprintln!("{e}");
             std::process::exit(1);
         }
     }

@@ -16,10 +16,10 @@ fn main() {
                 continue;
             }
         };
-        let (_, errors) = cue_eval::parse_bytes(cue_eval::ast::FileId(0), &bytes);
-        if !errors.is_empty() {
+        let text = String::from_utf8_lossy(&bytes);
+        if let Err(errors) = cue_eval::format_source(&text) {
             failed += 1;
-            let file = SourceFile::new(path.clone(), String::from_utf8_lossy(&bytes));
+            let file = SourceFile::new(path.clone(), text);
             for e in errors.iter().take(3) {
                 let (l, c) = file.line_col(e.span.start as usize);
                 println!("{path}:{l}:{c}: {}", e.message);

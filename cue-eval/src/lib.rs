@@ -51,34 +51,48 @@
 //! `examples/decode_package.rs` are two complete programs; `docs/embedding.md` describes the
 //! design.
 //!
-//! # Inside
+//! # Public surface
 //!
-//! The front end ([`syntax`]: [`lexer`], [`parse`], [`format`](mod@format), [`diagnostic`]), the evaluator and export
-//! ([`eval`]), the package loader ([`load`]) and the JSON and YAML codecs ([`decode`],
-//! [`encode`]) are public for the crate's own tools and tests; the facade above is the
-//! interface meant for embedding.
+//! Besides the facade, the crate offers what a formatter or an editor needs of the syntax
+//! ([`format_source`], [`ParseError`], [`source::SourceFile`], [`diagnostic::Diagnostic`]) and
+//! the JSON and YAML codecs ([`encode`], [`decode`]). The front end (lexer, parser, syntax tree,
+//! formatter, dump), the evaluator and the package loader are private to the crate; the
+//! `testing` cargo feature opens a part of them to this project's conformance runners, tests,
+//! benchmarks and fuzz targets as `cue_eval::testing`, which semantic versioning does not cover.
 
 // The module docs of the internals point at the private items that implement what they describe.
 #![allow(rustdoc::private_intra_doc_links)]
 
+// Some items of the loader and the syntax tools are used only by the crate's unit tests or
+// through `testing`, so a plain library build would call them dead; the test build
+// (`cargo clippy --all-targets`) still reports dead code there. The evaluator and the number type
+// also hold a few items that nothing reads yet (`Num::checked_sub`, `Vertex::is_def_node`, the
+// compiled fields' `is_file` and `attrs`).
 pub mod decode;
 pub mod encode;
-pub mod eval;
+#[allow(dead_code)]
+pub(crate) mod eval;
 mod facade;
-pub mod load;
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod load;
+#[allow(dead_code)]
 pub(crate) mod num;
 pub(crate) mod stack;
 pub mod syntax;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use syntax::parser;
-pub use syntax::{ast, diagnostic, dump, format, lexer, literal, source};
+pub(crate) use syntax::{ast, dump, format, lexer, literal};
+pub use syntax::{diagnostic, source};
 
 pub use facade::{
     Context, DocumentLoads, Error, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions,
     ImportShare, Kind, Loader, ParseCache, Position, Result, ValidateOptions, Value,
 };
 pub use load::{AttrArg, Attribute};
-pub use parser::{ParseError, check_parser, parse, parse_bytes, parse_ranges, parse_with};
+pub use parser::ParseError;
+pub(crate) use parser::{parse, parse_ranges, parse_with};
 
 /// The CUE language version this crate implements, as a module declares it
 /// (`language: version: "v0.17.1"` in `cue.mod/module.cue`).

@@ -2,7 +2,8 @@
 //! command-line crate; its published package holds no test corpus; `timoni-core` evaluates
 //! only through the facade (`Context`, `Loader`, `Value`, `Error`) and reaches the syntax only
 //! through `cue_eval::syntax::Document` (no syntax-tree walking of its own); so do the CLI and
-//! the controller.
+//! the controller. The conformance runners reach the evaluator's vertices and the syntax tree
+//! only through `cue_eval::testing` (the `testing` feature), which no product crate enables.
 //!
 //! The checks read the workspace around the crate and run `cargo`; outside the repository (a
 //! packaged crate) they skip with a message.
@@ -187,6 +188,49 @@ fn the_cli_and_the_controller_evaluate_through_the_facade() {
     assert!(
         hits.is_empty(),
         "the CLI or the controller reaches into cue-eval's internals:\n{}",
+        hits.join("\n")
+    );
+}
+
+/// The door for the conformance runners and the crate's own tests.
+const TESTING: &[&str] = &["cue_eval::testing", "testing::"];
+
+#[test]
+fn no_product_crate_uses_the_testing_door() {
+    let Some(root) = workspace() else { return };
+    let mut hits = Vec::new();
+    for krate in ["timoni-core", "timoni-cli", "timoni-controller"] {
+        hits.extend(lines_with(&root.join(krate).join("src"), TESTING));
+        let manifest = std::fs::read_to_string(root.join(krate).join("Cargo.toml")).unwrap();
+        for (i, line) in manifest.lines().enumerate() {
+            if line.contains("cue-eval") && line.contains("testing") {
+                hits.push(format!("{krate}/Cargo.toml:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "a product crate reaches cue-eval through its testing door:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn conformance_reaches_internals_only_through_the_testing_door() {
+    let Some(root) = workspace() else { return };
+    let mut hits = Vec::new();
+    for dir in ["conformance/src", "conformance/tests"] {
+        hits.extend(lines_with(&root.join(dir), EVAL_INTERNALS));
+        // The syntax tree, by its paths outside `cue_eval::testing`.
+        hits.extend(
+            lines_with(&root.join(dir), SYNTAX_INTERNALS)
+                .into_iter()
+                .filter(|l| l.contains("cue_eval::") && !l.contains("cue_eval::testing::")),
+        );
+    }
+    assert!(
+        hits.is_empty(),
+        "the conformance runners reach into cue-eval's internals:\n{}",
         hits.join("\n")
     );
 }

@@ -11,8 +11,7 @@
 use std::path::Path;
 
 use cue_eval::encode::to_json_indent;
-use cue_eval::eval::api::{Instance, format_errors};
-use cue_eval::eval::print::{export_path, split_path};
+use cue_eval::testing::{Probe, eval_text, export_path};
 
 fn export(name: &str, src: &str) -> String {
     let selections: Vec<&str> = src
@@ -26,26 +25,20 @@ fn export(name: &str, src: &str) -> String {
             .map(|e| format!("== -e {e}\n{}", export_at(name, src, e)))
             .collect();
     }
-    match Instance::from_sources(&[(name.to_string(), src.to_string())]) {
+    match Probe::from_sources(&[(name.to_string(), src.to_string())]) {
         Ok(mut inst) => match inst.export_json() {
             Ok(json) => json,
             Err(e) => e,
         },
-        Err(errs) => format_errors(&errs),
+        Err(errs) => errs,
     }
 }
 
 /// `cue export -e expr` of a fresh instance of the file.
 fn export_at(name: &str, src: &str, expr: &str) -> String {
-    let mut inst = match Instance::from_sources(&[(name.to_string(), src.to_string())]) {
-        Ok(inst) => inst,
-        Err(errs) => return format_errors(&errs),
-    };
-    let path = split_path(expr);
-    let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    match export_path(&mut inst, &path) {
+    match export_path(&[(name.to_string(), src.to_string())], expr) {
         Ok(d) => to_json_indent(&d, false),
-        Err(errs) => format_errors(&errs),
+        Err(errs) => errs,
     }
 }
 
@@ -84,8 +77,7 @@ fn golden_exports() {
 #[test]
 fn definition_embedding_a_struct_it_is_unified_with() {
     let src = "Base: name: string\n#Full: #Wrap & Base\n#Wrap: {\n\tBase\n\tsize?: int\n}\n";
-    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
-    let text = cue_eval::eval::print::eval_text(&mut inst);
+    let text = eval_text(&[("in.cue".into(), src.into())]).unwrap();
     assert!(!text.contains("_|_"), "{text}");
     assert!(text.contains("#Full: {\n    name: string"), "{text}");
 }
@@ -95,8 +87,7 @@ fn definition_embedding_a_struct_it_is_unified_with() {
 #[test]
 fn redundant_not_equal_bounds_are_dropped() {
     let src = "s1: !=\"b\" & =~\"c\"\ns2: >5 & !=5\ns3: !=11 & >=0 & <=10\ns4: >=2 & !=2\n";
-    let mut inst = Instance::from_sources(&[("in.cue".into(), src.into())]).unwrap();
-    let text = cue_eval::eval::print::eval_text(&mut inst);
+    let text = eval_text(&[("in.cue".into(), src.into())]).unwrap();
     assert!(text.contains("s1: =~\"c\"\n"), "{text}");
     assert!(text.contains("s2: >5\n"), "{text}");
     assert!(text.contains("s3: >=0 & <=10\n"), "{text}");

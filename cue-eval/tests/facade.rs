@@ -1,6 +1,7 @@
 //! The embedding API (`Context`, `Loader`, `Value`, `Error`) against the `cue` command's
 //! behaviour: export text, error text and order, closedness through `unify`, field order.
 
+use cue_eval::testing::Probe;
 use cue_eval::{Context, FieldKind, FieldOptions, Kind, ValidateOptions};
 
 const CONCRETE: ValidateOptions = ValidateOptions {
@@ -13,8 +14,7 @@ const CONCRETE: ValidateOptions = ValidateOptions {
 #[test]
 fn export_matches_the_instance_export() {
     let src = "a: *1 | int\nb: {y: 2, x: [1, 2.0, \"s\"]}\nc: 'bytes'\n";
-    let mut inst =
-        cue_eval::eval::api::Instance::from_sources(&[("source.cue".into(), src.into())]).unwrap();
+    let mut inst = Probe::from_sources(&[("source.cue".into(), src.into())]).unwrap();
     let v = Context::new().compile_str(src).unwrap();
     assert_eq!(v.to_json().unwrap(), inst.export_json().unwrap());
     assert_eq!(v.to_yaml().unwrap(), inst.export_yaml().unwrap());
@@ -41,11 +41,8 @@ fn errors_carry_path_message_and_positions() {
     assert_eq!(at, [(2, 8), (1, 4)]);
     assert_eq!(e.positions()[1].file(), "x.cue");
     assert_eq!(e.positions()[1].offset(), Some(3));
-    let mut inst = cue_eval::eval::api::Instance::from_sources(&[(
-        "x.cue".into(),
-        "a: int\nb: a & \"s\"\n".into(),
-    )])
-    .unwrap();
+    let mut inst =
+        Probe::from_sources(&[("x.cue".into(), "a: int\nb: a & \"s\"\n".into())]).unwrap();
     assert_eq!(err.to_string(), inst.export_json().unwrap_err().trim_end());
 }
 
@@ -287,17 +284,9 @@ fn lookup_then_export_is_export_with_a_selection() {
     let ctx = Context::new();
     let v = ctx.compile_file("s.cue", src).unwrap();
     for path in ["a", "a.b", "d", "e.1", "g", "g.h"] {
-        let mut inst =
-            cue_eval::eval::api::Instance::from_sources(&[("s.cue".into(), src.into())]).unwrap();
-        let labels = cue_eval::eval::print::split_path(path);
-        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-        let want = cue_eval::eval::print::export_path(&mut inst, &labels)
+        let want = cue_eval::testing::export_path(&[("s.cue".into(), src.into())], path)
             .map(|d| cue_eval::encode::to_json_indent(&d, false))
-            .map_err(|e| {
-                cue_eval::eval::api::format_errors(&e)
-                    .trim_end()
-                    .to_string()
-            });
+            .map_err(|e| e.trim_end().to_string());
         let got = v
             .lookup(path)
             .and_then(|x| x.to_json())

@@ -8,10 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use cue_eval::ast::FileId;
-use cue_eval::dump::dump_file;
-use cue_eval::format::format_file;
-use cue_eval::parse;
+use cue_eval::testing::ast::FileId;
+use cue_eval::testing::dump::dump_file;
+use cue_eval::testing::format::format_file;
+use cue_eval::testing::parse;
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -90,7 +90,7 @@ fn normalize_dump(dump: &str) -> String {
         let prev_is_label = i > 0 && lines[i - 1].trim_start() == "label-string";
         match line.trim_start().strip_prefix("lit ") {
             Some(raw) if prev_is_label => {
-                let value = cue_eval::literal::decode(raw)
+                let value = cue_eval::testing::literal::decode(raw)
                     .map(|v| String::from_utf8_lossy(&v).into_owned());
                 out.push_str(&format!("{}lit {value:?}", &line[..indent(line)]));
             }

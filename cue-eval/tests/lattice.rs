@@ -3,7 +3,7 @@
 //! source (scalars, kinds, bounds, structs, lists, disjunctions with defaults) and compared
 //! structurally after evaluation, within one instance.
 
-use cue_eval::eval::api::Instance;
+use cue_eval::testing::Probe;
 use proptest::prelude::*;
 
 fn leaf() -> impl Strategy<Value = String> {
@@ -63,20 +63,15 @@ fn value_plain() -> impl Strategy<Value = String> {
 /// Evaluates `x` and `y` in one instance and compares them structurally.
 fn same(x: &str, y: &str) -> bool {
     let src = format!("x: {x}\ny: {y}\n");
-    let mut inst = Instance::from_sources(&[("p.cue".to_string(), src.clone())])
-        .unwrap_or_else(|e| panic!("does not compile: {src}: {e:?}"));
-    let a = inst.lookup(&["x"]).expect("x");
-    let b = inst.lookup(&["y"]).expect("y");
-    inst.rt.vertices_equal(a, b, 0)
+    let mut inst = Probe::from_sources(&[("p.cue".to_string(), src.clone())])
+        .unwrap_or_else(|e| panic!("does not compile: {src}: {e}"));
+    inst.structurally_equal("x", "y")
 }
 
 fn is_bottom(x: &str) -> bool {
     let src = format!("x: {x}\n");
-    let mut inst = Instance::from_sources(&[("p.cue".to_string(), src)]).expect("compiles");
-    let a = inst.lookup(&["x"]).expect("x");
-    inst.rt.finalize(a, true);
-    let d = inst.rt.deref(a);
-    inst.rt.v(d).err.is_some()
+    let mut inst = Probe::from_sources(&[("p.cue".to_string(), src)]).expect("compiles");
+    inst.is_bottom("x")
 }
 
 proptest! {

@@ -1,4 +1,4 @@
-//! Data-driven tests of the package loader (`cue_eval::load`): every directory of
+//! Data-driven tests of the package loader (`cue_eval::testing::load`): every directory of
 //! `testdata/load/` is a case with a `cmd` (tags and arguments) and a `want` (the JSON export or
 //! the error), see `testdata/load/README.md`. Plus the overlay, symlinks and the attribute API.
 
@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cue_eval::encode::to_json_indent;
-use cue_eval::eval::api::format_errors;
-use cue_eval::load::{self, Config};
+use cue_eval::testing::{LoadBuild, LoadConfig as Config, format_errors, load};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/load")
@@ -15,7 +14,7 @@ fn testdata() -> PathBuf {
 
 /// Loads and exports with `cfg`, returning the JSON text or `error: ...`.
 fn run(cfg: &Config, args: &[String]) -> String {
-    let build = match load::load(cfg, args) {
+    let build = match load(cfg, args) {
         Ok(b) => b,
         Err(e) => return format!("error: {e}\n"),
     };
@@ -141,7 +140,7 @@ fn attributes_of_a_field() {
     let dir = testdata().join("basic");
     let mut cfg = Config::new(&dir);
     cfg.tags = vec!["name=web".into(), "mv=1".into()];
-    let build = load::load(&cfg, &[]).unwrap();
+    let build = load(&cfg, &[]).unwrap();
     let attrs = build.attributes(&["config", "replicas"]);
     assert_eq!(attrs.len(), 1);
     assert_eq!(attrs[0].name, "tag");
@@ -175,7 +174,7 @@ fn non_utf8_sources_are_a_clear_error() {
 }
 
 /// The labels of the top-level fields parsed for the file of `build` whose path ends in `tail`.
-fn parsed_labels(build: &load::Build, tail: &str) -> Vec<String> {
+fn parsed_labels(build: &LoadBuild, tail: &str) -> Vec<String> {
     let f = build
         .files
         .iter()
@@ -185,7 +184,7 @@ fn parsed_labels(build: &load::Build, tail: &str) -> Vec<String> {
         .decls
         .iter()
         .filter_map(|d| match d {
-            cue_eval::ast::Decl::Field(f) => Some(f.label.span()),
+            cue_eval::testing::ast::Decl::Field(f) => Some(f.label.span()),
             _ => None,
         })
         .map(|s| f.text[s.range()].to_string())
@@ -195,7 +194,7 @@ fn parsed_labels(build: &load::Build, tail: &str) -> Vec<String> {
 #[test]
 fn lazy_imports_parse_only_what_is_reached() {
     let dir = testdata().join("lazy-imports");
-    let build = load::load(&Config::new(&dir), &["./".to_string()]).expect("loads");
+    let build = load(&Config::new(&dir), &["./".to_string()]).expect("loads");
     assert_eq!(
         parsed_labels(&build, "lib/a.cue"),
         ["#Service", "#Name", "#Label", "#Multi", "#Raw"]
@@ -221,7 +220,7 @@ fn lazy_imports_parse_only_what_is_reached() {
 
     let mut cfg = Config::new(&dir);
     cfg.eager_imports = true;
-    let build = load::load(&cfg, &["./".to_string()]).expect("loads");
+    let build = load(&cfg, &["./".to_string()]).expect("loads");
     assert!(parsed_labels(&build, "lib/a.cue").contains(&"#Unused".to_string()));
 }
 

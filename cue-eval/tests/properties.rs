@@ -1,7 +1,7 @@
 //! Property tests for the front end.
 //!
 //! * Sources generated from a small CUE grammar parse without errors, and satisfy the laws that
-//!   `cue_eval::check_parser` asserts: the formatted text parses to the same tree (modulo layout)
+//!   `cue_eval::testing::check_parser` asserts: the formatted text parses to the same tree (modulo layout)
 //!   and formatting is idempotent.
 //! * Random token soup, valid or not, never panics the lexer, parser or formatter.
 
@@ -159,13 +159,13 @@ proptest! {
 
     #[test]
     fn generated_sources_parse_and_round_trip(src in file()) {
-        let (_, errors) = cue_eval::parse(cue_eval::ast::FileId(0), &src);
+        let (_, errors) = cue_eval::testing::parse(cue_eval::testing::ast::FileId(0), &src);
         prop_assert!(errors.is_empty(), "{src}\n{errors:?}");
-        cue_eval::check_parser(&src);
+        cue_eval::testing::check_parser(&src);
     }
 
     #[test]
     fn token_soup_never_panics(src in soup()) {
-        cue_eval::check_parser(&src);
+        cue_eval::testing::check_parser(&src);
     }
 }

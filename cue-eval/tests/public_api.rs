@@ -1,6 +1,7 @@
-//! The embedding API, written down: every public item of the facade with its signature. A
-//! change to one of them fails to compile here, so that it is a deliberate change of this
-//! listing (and of the crate's version), not an accident.
+//! The embedding API, written down: every public item of the facade, of the syntax entry points
+//! and of the data codecs with its signature (`cue_eval::testing`, behind the `testing` feature,
+//! is not covered). A change to one of them fails to compile here, so that it is a deliberate
+//! change of this listing (and of the crate's version), not an accident.
 
 #![allow(clippy::type_complexity)]
 
@@ -164,4 +165,49 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&str) -> String = one_line;
     let _: fn(&str) -> bool = is_identifier;
     let _: fn(&str) -> String = quote;
+}
+
+#[test]
+fn the_syntax_entry_points_and_codecs_keep_their_signatures() {
+    use cue_eval::decode::{self, DecodeError, Limits};
+    use cue_eval::diagnostic::Diagnostic;
+    use cue_eval::encode::{self, Data};
+    use cue_eval::source::{self, SourceFile};
+    use cue_eval::{LANGUAGE_VERSION, ParseError};
+
+    // Formatting and parse errors
+    let _: &str = LANGUAGE_VERSION;
+    let _: fn(&str) -> std::result::Result<String, Vec<ParseError>> = cue_eval::format_source;
+    let _ = |e: ParseError| -> (String, usize, usize) {
+        (e.message, e.span.start as usize, e.span.end as usize)
+    };
+    let _ = |n: String, t: String| -> SourceFile { SourceFile::new(n, t) };
+    let _: fn(&SourceFile, usize) -> (usize, usize) = SourceFile::line_col;
+    let _: fn(&str, usize) -> (usize, usize) = source::line_col;
+    let _: fn(&SourceFile, &ParseError) -> Diagnostic = Diagnostic::from_parse_error;
+    let _ = |f: &SourceFile, m: String| -> Diagnostic { Diagnostic::new(f, 0, 1, m) };
+    let _ = |d: Diagnostic, p: String| -> Diagnostic { d.with_path(p) };
+    // Data codecs
+    let _: fn(&Data, bool) -> String = encode::to_json_indent;
+    let _: fn(&Data) -> String = encode::to_json_compact;
+    let _: fn(&[Data]) -> String = encode::to_json_stream_compact;
+    let _: fn(&Data) -> String = encode::to_yaml;
+    let _: fn(&[Data]) -> String = encode::to_yaml_stream;
+    let _ = |f: encode::Field| -> (String, Data, Option<String>) { (f.name, f.value, f.yaml_tag) };
+    let _: fn(&str) -> std::result::Result<Data, DecodeError> = decode::json;
+    let _: fn(&str, &Limits) -> std::result::Result<Data, DecodeError> = decode::json_with_limits;
+    let _: fn(&str) -> std::result::Result<(), DecodeError> = decode::json_valid;
+    let _: fn(&str) -> std::result::Result<Vec<Data>, DecodeError> = decode::yaml;
+    let _: fn(&str, &Limits) -> std::result::Result<Vec<Data>, DecodeError> =
+        decode::yaml_with_limits;
+    let _: fn(&[u8]) -> std::result::Result<&str, DecodeError> = decode::utf8;
+    let _: fn(&Data) -> String = decode::to_cue_expr;
+    let _: fn(&Data) -> String = decode::to_cue_source;
+    let _: fn(&mut String, &str) = decode::write_cue_string;
+    let _ = |e: DecodeError| -> (String, usize, usize) { (e.msg, e.line, e.column) };
+    let _ = Limits {
+        max_bytes: 1,
+        max_nodes: 1,
+        max_depth: 1,
+    };
 }

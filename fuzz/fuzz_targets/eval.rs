@@ -8,9 +8,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     if let Ok(s) = std::str::from_utf8(data)
         && let Ok(mut inst) =
-            cue_eval::eval::api::Instance::from_sources(&[("fuzz.cue".to_string(), s.to_string())])
+            cue_eval::testing::Probe::from_sources(&[("fuzz.cue".to_string(), s.to_string())])
     {
         let _ = inst.export_json();
-        let _ = cue_eval::eval::print::eval_text(&mut inst);
+        let _ = inst.eval_text();
     }
 });

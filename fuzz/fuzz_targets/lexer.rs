@@ -1,8 +1,8 @@
-//! Fuzzes the CUE lexer through `cue_eval::lexer::check_lexer`, which asserts its invariants.
+//! Fuzzes the CUE lexer through `cue_eval::testing::check_lexer`, which asserts its invariants.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(s) = std::str::from_utf8(data) {
-        cue_eval::lexer::check_lexer(s);
+        cue_eval::testing::check_lexer(s);
     }
 });

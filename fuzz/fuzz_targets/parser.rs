@@ -1,9 +1,9 @@
-//! Fuzzes the CUE parser and formatter through `cue_eval::check_parser`: no panic, and for valid
+//! Fuzzes the CUE parser and formatter through `cue_eval::testing::check_parser`: no panic, and for valid
 //! input the formatter's round trip and idempotency laws.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(s) = std::str::from_utf8(data) {
-        cue_eval::check_parser(s);
+        cue_eval::testing::check_parser(s);
     }
 });

@@ -34,9 +34,9 @@ pub type Loader<'a> = dyn FnMut(&str) -> Result<Vec<(String, String)>, String> +
 
 /// An evaluated CUE package.
 pub struct Instance {
-    pub rt: Runtime,
-    pub root: VId,
-    pub files: Vec<SourceFile>,
+    pub(crate) rt: Runtime,
+    pub(crate) root: VId,
+    pub(crate) files: Vec<SourceFile>,
     compile_errors: Vec<EvalError>,
     compiled_errors_seen: usize,
 }

@@ -344,64 +344,64 @@ pub const MAX_INLINE_NESTING: usize = 500;
 
 /// The evaluator's state: the compiled program and the vertex arena.
 pub struct Runtime {
-    pub prog: Program,
-    pub vertices: Vec<Vertex>,
-    pub groups: Vec<Group>,
+    pub(crate) prog: Program,
+    pub(crate) vertices: Vec<Vertex>,
+    pub(crate) groups: Vec<Group>,
     /// Further groups a group lies in, besides its parent: the group of a definition inserted
     /// into a node also stands for a later reference to the same definition that was skipped as
     /// a duplicate (see `add_ref`).
-    pub extra_parents: rustc_hash::FxHashMap<u32, Vec<u32>>,
+    pub(crate) extra_parents: rustc_hash::FxHashMap<u32, Vec<u32>>,
     /// Groups opened by `x...` or created by `__reclose` (the `explicitopen` experiment).
-    pub group_marks: rustc_hash::FxHashMap<u32, closedness::GroupMark>,
+    pub(crate) group_marks: rustc_hash::FxHashMap<u32, closedness::GroupMark>,
     /// Roots of imported packages, by import id.
-    pub packages: Vec<Option<VId>>,
-    pub depth: usize,
+    pub(crate) packages: Vec<Option<VId>>,
+    pub(crate) depth: usize,
     /// Set when a limit was hit.
-    pub aborted: Option<String>,
+    pub(crate) aborted: Option<String>,
     /// The reference chain of the conjunct whose expression is being evaluated: an inline
     /// vertex made there (`(t & {a: 1}).out`) carries it on, so that an inline expression that
     /// feeds itself through a reference is found to be a structural cycle.
-    pub cur_refs: Option<Rc<RefNode>>,
+    pub(crate) cur_refs: Option<Rc<RefNode>>,
     /// Incremented each time a vertex retries the conjuncts it postponed on a cycle, having
     /// found a concrete value meanwhile (`X: b1, X: 5.0` with `b1` computed from `X`).
-    pub cycle_epoch: u32,
+    pub(crate) cycle_epoch: u32,
     /// Conjuncts dropped because a cycle through a node further up could not resolve yet; they
     /// are checked against their node's value once the outermost evaluation is done.
-    pub cycle_checks: Vec<(VId, Conjunct)>,
+    pub(crate) cycle_checks: Vec<(VId, Conjunct)>,
     /// Source texts by file id, for messages that quote an expression.
-    pub sources: Vec<Rc<str>>,
+    pub(crate) sources: Vec<Rc<str>>,
     /// Each file's rank by name, by file id: field order compares positions by file name.
-    pub file_ranks: Vec<u32>,
+    pub(crate) file_ranks: Vec<u32>,
     /// The last comprehension firing numbered, and the one whose clauses are running.
-    pub comp_ids: u32,
-    pub cur_comp: u32,
+    pub(crate) comp_ids: u32,
+    pub(crate) cur_comp: u32,
     /// The source positions of the struct/list validators being run, so that a validator met
     /// again inside its own check (its argument carries it) is not re-run.
-    pub validating: Vec<Span>,
+    pub(crate) validating: Vec<Span>,
     /// The value of each `or(list)` call already evaluated, by list expression and frame (the
     /// frame is kept alive so that its address is not reused): the disjuncts of a node that
     /// holds such a call re-evaluate its conjuncts, and must not rebuild and re-expand the whole
     /// disjunction each time (that was cubic in the number of alternatives).
-    pub or_memo: rustc_hash::FxHashMap<(ExprId, usize), (EnvRef, Value)>,
+    pub(crate) or_memo: rustc_hash::FxHashMap<(ExprId, usize), (EnvRef, Value)>,
     /// The `let` fields of a struct that is added to one vertex more than once with different
     /// surroundings (the body of a `for` in each iteration): the vertex holding the let for
     /// each further surrounding frame, by struct vertex and let label. The first addition uses
     /// the vertex's own let arc.
-    pub split_lets: rustc_hash::FxHashMap<(VId, Label), SplitLets>,
+    pub(crate) split_lets: rustc_hash::FxHashMap<(VId, Label), SplitLets>,
     /// Vertices whose field set a comprehension saw while they were being evaluated, with the
     /// regular labels they had then (see `comprehension.rs`).
-    pub frozen: rustc_hash::FxHashMap<VId, Vec<Label>>,
+    pub(crate) frozen: rustc_hash::FxHashMap<VId, Vec<Label>>,
     /// The vertices being evaluated whose own conjuncts are all added (they are running their
     /// dynamic fields, embeddings and comprehensions), innermost last.
-    pub in_tasks: Vec<VId>,
+    pub(crate) in_tasks: Vec<VId>,
     /// The node whose comprehension condition is being evaluated, and the `_|_` tests it
     /// answered on incomplete values (see `comprehension.rs`).
-    pub cond_node: Option<VId>,
-    pub post_checks: Vec<comprehension::PostCheck>,
+    pub(crate) cond_node: Option<VId>,
+    pub(crate) post_checks: Vec<comprehension::PostCheck>,
     /// Vertices whose only conjunct is a reference to another vertex, which CUE would share
     /// (structure sharing), by that vertex: finishing one finishes the other first, and its
     /// permanent error is the sharer's, named where it arose.
-    pub shares: rustc_hash::FxHashMap<VId, VId>,
+    pub(crate) shares: rustc_hash::FxHashMap<VId, VId>,
 }
 
 impl Default for Runtime {

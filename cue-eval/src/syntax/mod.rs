@@ -6,12 +6,32 @@
 //! Embedders use [`Document`]: a parsed file to query and edit by field (labels, attributes,
 //! values, doc comments, the outline of a schema) without walking the syntax tree.
 
+// The syntax tree and its tools are crate-private; the `testing` feature opens them to this
+// project's conformance runners, tests and fuzz targets through `crate::testing`.
+#[cfg(feature = "testing")]
 pub mod ast;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod ast;
 pub mod diagnostic;
+#[cfg(feature = "testing")]
 pub mod dump;
+#[cfg(not(feature = "testing"))]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod dump;
+#[cfg(feature = "testing")]
 pub mod format;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod format;
+#[cfg(feature = "testing")]
 pub mod lexer;
+#[cfg(not(feature = "testing"))]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod lexer;
+#[cfg(feature = "testing")]
 pub mod literal;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod literal;
+#[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
 pub(crate) mod parser;
 mod query;
 pub mod source;
