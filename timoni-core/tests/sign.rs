@@ -9,7 +9,7 @@
 //! loudly without `$TIMONI_SIGSTORE_JS` unless `TIMONI_REQUIRE_SIGSTORE_JS=1`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use base64::Engine;
@@ -24,6 +24,8 @@ use timoni_core::oci::{
 
 #[path = "support/sigstore.rs"]
 mod fake;
+#[path = "support/sigstore_js.rs"]
+mod js;
 #[path = "support/oci.rs"]
 mod oci_support;
 #[path = "support/registry.rs"]
@@ -645,32 +647,6 @@ fn signing_twice_appends_a_layer_and_each_key_verifies() {
     );
 }
 
-/// The `node_modules` holding sigstore-js (`$TIMONI_SIGSTORE_JS`, which `.ci/run` installs);
-/// skips loudly without it unless `TIMONI_REQUIRE_SIGSTORE_JS=1`.
-fn sigstore_js() -> Option<PathBuf> {
-    let dir = std::env::var_os("TIMONI_SIGSTORE_JS").map(PathBuf::from);
-    if let Some(dir) = dir.filter(|d| d.join("@sigstore/verify").is_dir()) {
-        return Some(dir);
-    }
-    let why = "TIMONI_SIGSTORE_JS does not name a node_modules with sigstore-js (npm install sigstore@3.1.0)";
-    if std::env::var("TIMONI_REQUIRE_SIGSTORE_JS").is_ok_and(|v| v == "1") {
-        panic!("TIMONI_REQUIRE_SIGSTORE_JS=1 but {why}");
-    }
-    eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_SIGSTORE_JS=1 to fail instead): {why}\n");
-    None
-}
-
-/// Runs `testdata/sigstore-js/cosign.js` with sigstore-js.
-fn sigstore_js_run(modules: &Path, args: &[&str]) -> std::process::Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sigstore-js/cosign.js");
-    Command::new("node")
-        .arg(script)
-        .args(args)
-        .env("NODE_PATH", modules)
-        .output()
-        .unwrap()
-}
-
 /// Interoperability with sigstore-js, an implementation independent of ours and of the Rust
 /// `sigstore` crate (no cosign binary can be built here): the `.sig` layers we push verify
 /// with its verifier, and the bundle form cosign v3 writes (a DSSE-signed in-toto statement
@@ -682,7 +658,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
     let Some(server) = support::start(None) else {
         return;
     };
-    let Some(modules) = sigstore_js() else {
+    let Some(modules) = js::modules() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -716,7 +692,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
     std::fs::write(&pub_file, &ours.public).unwrap();
     std::fs::write(&payload_file, &payload).unwrap();
     let path = |p: &Path| p.to_str().unwrap().to_string();
-    let out = sigstore_js_run(
+    let out = js::run(
         &modules,
         &[
             "verify-blob",
@@ -733,7 +709,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
     );
     let other_pub = tmp.path().join("other.pub");
     std::fs::write(&other_pub, keys("other").public).unwrap();
-    let out = sigstore_js_run(
+    let out = js::run(
         &modules,
         &[
             "verify-blob",
@@ -746,7 +722,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
 
     // A bundle signed by sigstore-js, attached as cosign v3 attaches it.
     let signed = |d: &str| -> (String, Vec<u8>) {
-        let out = sigstore_js_run(&modules, &["sign-image", d]);
+        let out = js::run(&modules, &["sign-image", d]);
         assert!(
             out.status.success(),
             "{}",
