@@ -20,25 +20,38 @@ use timoni_core::oci::{self, ArtifactUrl, ConnectOptions, Fetcher, ModuleFetch, 
 use crate::output;
 use crate::settings::env;
 
-/// After a push: signs the pushed `digest` of `url` with `key` (resolved from `--sign` before
-/// pushing; nothing happens without it) and logs `signed NAME@DIGEST (SIGNATURE IMAGE)`.
+/// After a push: signs the pushed `digest` of `url` as resolved from `--sign` before pushing
+/// (nothing happens without it) and logs `signed NAME@DIGEST (WHERE)`.
 pub fn sign_pushed(
-    key: Option<&SigningKey>,
+    signer: Option<&PushSigner>,
     url: &ArtifactUrl,
     name: &str,
     digest: &str,
     connect: &ConnectOptions,
 ) -> Result<()> {
-    if let Some(key) = key {
-        let signed = oci::sign::sign(&url.with_digest(digest), key, connect)?;
-        match key.keyless_identity() {
-            Some(identity) => output::info(format!(
-                "signed {name}@{digest} keyless as {identity} ({signed})"
-            )),
-            None => output::info(format!("signed {name}@{digest} ({signed})")),
-        }
+    let Some(signer) = signer else {
+        return Ok(());
+    };
+    let pinned = url.with_digest(digest);
+    let signed = if signer.bundle {
+        oci::sign::sign_bundle(&pinned, &signer.key, connect)?
+    } else {
+        oci::sign::sign(&pinned, &signer.key, connect)?
+    };
+    match signer.key.keyless_identity() {
+        Some(identity) => output::info(format!(
+            "signed {name}@{digest} keyless as {identity} ({signed})"
+        )),
+        None => output::info(format!("signed {name}@{digest} ({signed})")),
     }
     Ok(())
+}
+
+/// How a push is signed: the key, and whether as a Sigstore bundle (`--new-bundle-format`).
+#[derive(Debug)]
+pub struct PushSigner {
+    pub key: SigningKey,
+    pub bundle: bool,
 }
 
 /// `--sign` and `--cosign-key` of the push commands, and cosign's keyless signing flags.
@@ -62,20 +75,27 @@ pub struct SignFlags {
     /// The Rekor transparency log of keyless signing.
     #[arg(long, value_name = "URL", default_value = REKOR_URL)]
     pub rekor_url: String,
+    /// Writes a key signature as a Sigstore bundle attached to the artifact as an OCI referrer,
+    /// as cosign v3 does by default, instead of a layer of the sha256-<hex>.sig image.
+    #[arg(long)]
+    pub new_bundle_format: bool,
 }
 
 /// Where cosign's filesystem provider reads a mounted OIDC token.
 const TOKEN_FILE: &str = "/var/run/sigstore/cosign/oidc-token";
 
 impl SignFlags {
-    /// The key to sign with, or `None` without `--sign`; checked before anything is pushed.
-    /// Keyless, this already obtains the token and Fulcio's certificate.
-    pub fn resolve(&self) -> Result<Option<SigningKey>> {
+    /// How to sign, or `None` without `--sign`; checked before anything is pushed. Keyless,
+    /// this already obtains the token and Fulcio's certificate.
+    pub fn resolve(&self) -> Result<Option<PushSigner>> {
         let sign = self.sign.as_deref().filter(|s| !s.is_empty());
         let key = self.cosign_key.as_deref().filter(|k| !k.is_empty());
         let Some(provider) = sign else {
             if key.is_some() {
                 bail!("--cosign-key requires --sign");
+            }
+            if self.new_bundle_format {
+                bail!("--new-bundle-format requires --sign");
             }
             return Ok(None);
         };
@@ -83,20 +103,27 @@ impl SignFlags {
             bail!("signer not supported: {provider}");
         }
         let Some(key) = key else {
+            if self.new_bundle_format {
+                bail!(
+                    "--new-bundle-format requires --cosign-key: keyless signatures are written to the sha256-<hex>.sig image"
+                );
+            }
             let options = KeylessOptions {
                 token: self.token_source()?,
                 fulcio_url: self.fulcio_url.clone(),
                 rekor_url: self.rekor_url.clone(),
             };
-            return Ok(Some(SigningKey::keyless(&options)?));
+            return Ok(Some(PushSigner {
+                key: SigningKey::keyless(&options)?,
+                bundle: false,
+            }));
         };
         let pem = std::fs::read(key).with_context(|| format!("reading the Cosign key {key}"))?;
         let password = env("COSIGN_PASSWORD").unwrap_or_default();
-        Ok(Some(SigningKey::from_encrypted_pem(
-            &pem,
-            password.as_bytes(),
-            key,
-        )?))
+        Ok(Some(PushSigner {
+            key: SigningKey::from_encrypted_pem(&pem, password.as_bytes(), key)?,
+            bundle: self.new_bundle_format,
+        }))
     }
 
     /// The OIDC token, found where cosign looks for one (its interactive browser flow aside).

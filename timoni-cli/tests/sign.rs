@@ -103,6 +103,23 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
             "[HH:MM] ERR --cosign-key cannot be combined with certificate verification flags\n",
         ),
         (
+            vec!["mod", "push", d, url, "-v", "1.0.0", "--new-bundle-format"],
+            "[HH:MM] ERR --new-bundle-format requires --sign\n",
+        ),
+        (
+            vec![
+                "artifact",
+                "push",
+                url,
+                "-t",
+                "1",
+                "--sign",
+                "cosign",
+                "--new-bundle-format",
+            ],
+            "[HH:MM] ERR --new-bundle-format requires --cosign-key: keyless signatures are written to the sha256-<hex>.sig image\n",
+        ),
+        (
             vec!["mod", "pull", url, "-o", d, "--certificate-identity", "me"],
             "[HH:MM] ERR --certificate-identity requires --verify\n",
         ),
@@ -589,4 +606,71 @@ fn keyless_signing_with_the_github_actions_token_verifies_for_the_workflow() {
         "{err}"
     );
     assert!(!h.join("wrong").join("timoni.cue").exists());
+}
+
+#[test]
+fn new_bundle_format_attaches_the_signature_as_a_referrer_that_pull_verifies() {
+    let Some(server) = registry::start(None) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let keys = timoni_core::oci::sign::generate_key_pair(b"s3cret").unwrap();
+    std::fs::write(h.join("cosign.key"), &keys.private_key).unwrap();
+    std::fs::write(h.join("cosign.pub"), &keys.public_key).unwrap();
+    let (key, public) = (h.join("cosign.key"), h.join("cosign.pub"));
+    let art = server.url("bundles/config");
+    let files = h.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("a.txt"), "hello\n").unwrap();
+    let pushed = ok(timoni(
+        h,
+        &[
+            "artifact",
+            "push",
+            &art,
+            "-f",
+            files.to_str().unwrap(),
+            "-t",
+            "v1",
+            "--sign",
+            "cosign",
+            "--cosign-key",
+            key.to_str().unwrap(),
+            "--new-bundle-format",
+        ],
+    ));
+    let signed = regex::Regex::new(&format!(
+        r"signed {}:v1@(sha256:[0-9a-f]{{64}}) \({}@sha256:[0-9a-f]{{64}}\)",
+        regex::escape(&art),
+        regex::escape(&art)
+    ))
+    .unwrap();
+    let digest = signed
+        .captures(&pushed)
+        .unwrap_or_else(|| panic!("{pushed}"))[1]
+        .to_string();
+    let listed = timoni(h, &["artifact", "list", &art]);
+    let tags = String::from_utf8_lossy(&listed.stdout);
+    assert!(tags.contains("v1") && !tags.contains(".sig"), "{tags}");
+    let into = h.join("art");
+    let log = ok(timoni(
+        h,
+        &[
+            "artifact",
+            "pull",
+            &format!("{art}:v1"),
+            "-o",
+            into.to_str().unwrap(),
+            "--verify",
+            "cosign",
+            "--cosign-key",
+            public.to_str().unwrap(),
+        ],
+    ));
+    assert!(log.contains(&format!("verified {art}@{digest}")), "{log}");
+    assert_eq!(
+        std::fs::read_to_string(into.join("a.txt")).unwrap(),
+        "hello\n"
+    );
 }

@@ -1,5 +1,5 @@
 // sigstore-js (the npm `sigstore` packages, an implementation of Sigstore independent of
-// ours and of the Rust `sigstore` crate) doing three of cosign's jobs for the signature tests;
+// ours and of the Rust `sigstore` crate) doing four of cosign's jobs for the signature tests;
 // run with NODE_PATH set to the node_modules holding `sigstore`.
 //
 //   node cosign.js verify-blob KEY.pub PAYLOAD SIGNATURE_BASE64
@@ -10,6 +10,10 @@
 //     bundle format does: a DSSE envelope of an in-toto statement (predicate
 //     https://sigstore.dev/cosign/sign/v1) in a v0.3 bundle with a public key hint; prints
 //     {"publicKey": PEM, "bundle": BUNDLE}.
+//   node cosign.js verify-bundle KEY.pub BUNDLE sha256:HEX
+//     checks a key-signed Sigstore bundle as `cosign verify --key --insecure-ignore-tlog` does
+//     for the bundle form: the DSSE signature with the public key, and a statement with
+//     predicate https://sigstore.dev/cosign/sign/v1 naming the digest; prints "verified".
 //   node cosign.js verify-keyless TRUSTED_ROOT PAYLOAD SIGNATURE_BASE64 CERT_PEM REKOR_BUNDLE IDENTITY ISSUER
 //     checks a keyless `.sig` layer (its payload, signature, and the certificate and Rekor
 //     bundle annotations, in files) as `cosign verify --certificate-identity
@@ -70,6 +74,20 @@ async function signImage(digest) {
   }));
 }
 
+async function verifyBundle(keyFile, bundleFile, digest) {
+  const key = crypto.createPublicKey(fs.readFileSync(keyFile));
+  const bundle = bundleFromJSON(JSON.parse(fs.readFileSync(bundleFile, 'utf8')));
+  const trust = toTrustMaterial(EMPTY_ROOT, () => ({ publicKey: key, validFor: () => true }));
+  new Verifier(trust, { tlogThreshold: 0, ctlogThreshold: 0 }).verify(toSignedEntity(bundle));
+  const statement = JSON.parse(bundle.content.dsseEnvelope.payload.toString());
+  const [alg, hex] = digest.split(':');
+  if (statement.predicateType !== 'https://sigstore.dev/cosign/sign/v1'
+    || !statement.subject.some((s) => s.digest[alg] === hex)) {
+    throw new Error(`the statement does not sign ${digest}`);
+  }
+  console.log('verified');
+}
+
 async function verifyKeyless(rootFile, payloadFile, signature, certFile, rekorFile, identity, issuer) {
   const payload = fs.readFileSync(payloadFile);
   const cert = new crypto.X509Certificate(fs.readFileSync(certFile));
@@ -107,9 +125,14 @@ async function verifyKeyless(rootFile, payloadFile, signature, certFile, rekorFi
 }
 
 const [cmd, ...args] = process.argv.slice(2);
-const run = { 'verify-blob': verifyBlob, 'sign-image': signImage, 'verify-keyless': verifyKeyless }[cmd];
+const run = {
+  'verify-blob': verifyBlob,
+  'sign-image': signImage,
+  'verify-bundle': verifyBundle,
+  'verify-keyless': verifyKeyless,
+}[cmd];
 if (!run) {
-  console.error(`usage: cosign.js verify-blob KEY PAYLOAD SIG | sign-image DIGEST | verify-keyless ROOT PAYLOAD SIG CERT REKOR IDENTITY ISSUER`);
+  console.error(`usage: cosign.js verify-blob KEY PAYLOAD SIG | sign-image DIGEST | verify-bundle KEY BUNDLE DIGEST | verify-keyless ROOT PAYLOAD SIG CERT REKOR IDENTITY ISSUER`);
   process.exit(2);
 }
 run(...args).catch((e) => {

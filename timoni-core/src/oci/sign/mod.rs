@@ -184,6 +184,49 @@ pub fn sign(url: &ArtifactUrl, key: &SigningKey, options: &ConnectOptions) -> Re
     Ok(url.with_tag(&tag).to_string())
 }
 
+/// Signs the artifact `url` (which must name a digest) with `key` in the form cosign v3 writes
+/// by default (`cosign sign --key --new-bundle-format`): a Sigstore bundle v0.3 with a DSSE
+/// envelope of an in-toto statement naming the digest, attached to it as an OCI referrer (and
+/// listed under the `sha256-<hex>` referrers tag for registries without the referrers API).
+/// Like [`sign`] with a key, nothing is recorded in a transparency log. Keyless bundles (with a
+/// Rekor `dsse` entry) are not written. Returns the referrer's reference.
+pub fn sign_bundle(
+    url: &ArtifactUrl,
+    key: &SigningKey,
+    options: &ConnectOptions,
+) -> Result<String> {
+    let digest = pinned_digest(url)?;
+    let Signer::Key(signer) = &key.signer else {
+        return Err(sign_error(
+            url,
+            "the Sigstore bundle form is written for key signatures only: sign keyless without --new-bundle-format".into(),
+        ));
+    };
+    let public_key = signer
+        .to_sigstore_keypair()
+        .and_then(|k| k.public_key_to_der())
+        .map_err(|e| sign_error(url, e.to_string()))?;
+    let bundle = bundle::key_bundle(
+        &format!("{}/{}", url.registry, url.repository),
+        digest,
+        &public_key,
+        |data| {
+            signer
+                .sign(data)
+                .map_err(|e| sign_error(url, e.to_string()))
+        },
+    )?;
+    let registry = super::registry::connect(url, options)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default();
+    let created = super::build::rfc3339(now);
+    let referrer = bundle::attach(&registry, url, digest, &bundle, &created)
+        .map_err(|e| sign_error(url, e.to_string()))?;
+    Ok(url.with_digest(&referrer).to_string())
+}
+
 /// What signatures must prove about an artifact.
 #[derive(Debug)]
 pub enum VerificationPolicy {
