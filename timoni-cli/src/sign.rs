@@ -1,5 +1,6 @@
-//! The signing flags of `mod push` and `artifact push` (`--sign cosign --cosign-key`) and the
-//! verification flags of `mod pull` and `artifact pull` (`--verify cosign` with `--cosign-key`
+//! The signing flags of `mod push` and `artifact push` (`--sign cosign --cosign-key`; without a
+//! key, keyless with cosign's `--identity-token`, `--fulcio-url`, `--rekor-url` and the token
+//! variables cosign reads; `--new-bundle-format`) and the verification flags of `mod pull` and `artifact pull` (`--verify cosign` with `--cosign-key`
 //! or the keyless `--certificate-identity[-regexp]` and `--certificate-oidc-issuer[-regexp]`),
 //! checked with Timoni's messages and turned into `timoni_core::oci::sign` settings. `--verify`
 //! is also accepted by the commands that take `oci://` modules (`build`, `apply`, `bundle
