@@ -1,5 +1,6 @@
-//! The signing flags of `mod push` and `artifact push` (`--sign cosign --cosign-key`) and the
-//! verification flags of `mod pull` and `artifact pull` (`--verify cosign` with `--cosign-key`
+//! The signing flags of `mod push` and `artifact push` (`--sign cosign --cosign-key`; without a
+//! key, keyless with cosign's `--identity-token`, `--fulcio-url`, `--rekor-url` and the token
+//! variables cosign reads; `--new-bundle-format`) and the verification flags of `mod pull` and `artifact pull` (`--verify cosign` with `--cosign-key`
 //! or the keyless `--certificate-identity[-regexp]` and `--certificate-oidc-issuer[-regexp]`),
 //! checked with Timoni's messages and turned into `timoni_core::oci::sign` settings. `--verify`
 //! is also accepted by the commands that take `oci://` modules (`build`, `apply`, `bundle
@@ -12,49 +13,90 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use timoni_core::oci::sign::{
-    KeylessIdentity, Matcher, PROVIDER, PublicKey, SigningKey, TrustedRoot, VerificationPolicy,
-    VerifyingFetcher,
+    FULCIO_URL, KeylessIdentity, KeylessOptions, Matcher, PROVIDER, PublicKey, REKOR_URL,
+    SigningKey, TokenSource, TrustedRoot, VerificationPolicy, VerifyingFetcher,
 };
 use timoni_core::oci::{self, ArtifactUrl, ConnectOptions, Fetcher, ModuleFetch, Registry};
 
 use crate::output;
 use crate::settings::env;
 
-/// After a push: signs the pushed `digest` of `url` with `key` (resolved from `--sign` before
-/// pushing; nothing happens without it) and logs `signed NAME@DIGEST (SIGNATURE IMAGE)`.
+/// After a push: signs the pushed `digest` of `url` as resolved from `--sign` before pushing
+/// (nothing happens without it) and logs `signed NAME@DIGEST (WHERE)`.
 pub fn sign_pushed(
-    key: Option<&SigningKey>,
+    signer: Option<&PushSigner>,
     url: &ArtifactUrl,
     name: &str,
     digest: &str,
     connect: &ConnectOptions,
 ) -> Result<()> {
-    if let Some(key) = key {
-        let signed = oci::sign::sign(&url.with_digest(digest), key, connect)?;
-        output::info(format!("signed {name}@{digest} ({signed})"));
+    let Some(signer) = signer else {
+        return Ok(());
+    };
+    let pinned = url.with_digest(digest);
+    let signed = if signer.bundle {
+        oci::sign::sign_bundle(&pinned, &signer.key, connect)?
+    } else {
+        oci::sign::sign(&pinned, &signer.key, connect)?
+    };
+    match signer.key.keyless_identity() {
+        Some(identity) => output::info(format!(
+            "signed {name}@{digest} keyless as {identity} ({signed})"
+        )),
+        None => output::info(format!("signed {name}@{digest} ({signed})")),
     }
     Ok(())
 }
 
-/// `--sign` and `--cosign-key` of the push commands.
-#[derive(clap::Args, Debug, Clone, Default)]
+/// How a push is signed: the key, and whether as a Sigstore bundle (`--new-bundle-format`).
+#[derive(Debug)]
+pub struct PushSigner {
+    pub key: SigningKey,
+    pub bundle: bool,
+}
+
+/// `--sign` and `--cosign-key` of the push commands, and cosign's keyless signing flags.
+#[derive(clap::Args, Debug, Clone)]
 pub struct SignFlags {
     /// Signs the module with the specified provider.
     #[arg(long, value_name = "PROVIDER")]
     pub sign: Option<String>,
     /// The Cosign private key for signing the module (its password is read from COSIGN_PASSWORD).
+    /// Without it, --sign cosign signs keyless: with an OIDC identity token certified by Fulcio.
     #[arg(long, value_name = "FILE")]
     pub cosign_key: Option<String>,
+    /// The OIDC identity token for keyless signing, or a file holding it; defaults to
+    /// $SIGSTORE_ID_TOKEN, then GitHub Actions' token (ACTIONS_ID_TOKEN_REQUEST_URL and
+    /// ACTIONS_ID_TOKEN_REQUEST_TOKEN), then the file /var/run/sigstore/cosign/oidc-token.
+    #[arg(long, value_name = "TOKEN")]
+    pub identity_token: Option<String>,
+    /// The Fulcio certificate authority of keyless signing.
+    #[arg(long, value_name = "URL", default_value = FULCIO_URL)]
+    pub fulcio_url: String,
+    /// The Rekor transparency log of keyless signing.
+    #[arg(long, value_name = "URL", default_value = REKOR_URL)]
+    pub rekor_url: String,
+    /// Writes a key signature as a Sigstore bundle attached to the artifact as an OCI referrer,
+    /// as cosign v3 does by default, instead of a layer of the sha256-<hex>.sig image.
+    #[arg(long)]
+    pub new_bundle_format: bool,
 }
 
+/// Where cosign's filesystem provider reads a mounted OIDC token.
+const TOKEN_FILE: &str = "/var/run/sigstore/cosign/oidc-token";
+
 impl SignFlags {
-    /// The key to sign with, or `None` without `--sign`; checked before anything is pushed.
-    pub fn resolve(&self) -> Result<Option<SigningKey>> {
+    /// How to sign, or `None` without `--sign`; checked before anything is pushed. Keyless,
+    /// this already obtains the token and Fulcio's certificate.
+    pub fn resolve(&self) -> Result<Option<PushSigner>> {
         let sign = self.sign.as_deref().filter(|s| !s.is_empty());
         let key = self.cosign_key.as_deref().filter(|k| !k.is_empty());
         let Some(provider) = sign else {
             if key.is_some() {
                 bail!("--cosign-key requires --sign");
+            }
+            if self.new_bundle_format {
+                bail!("--new-bundle-format requires --sign");
             }
             return Ok(None);
         };
@@ -62,17 +104,57 @@ impl SignFlags {
             bail!("signer not supported: {provider}");
         }
         let Some(key) = key else {
-            bail!(
-                "keyless signing (--sign cosign without --cosign-key) needs Fulcio and an OIDC token, which timoni does not obtain: give --cosign-key"
-            );
+            if self.new_bundle_format {
+                bail!(
+                    "--new-bundle-format requires --cosign-key: keyless signatures are written to the sha256-<hex>.sig image"
+                );
+            }
+            let options = KeylessOptions {
+                token: self.token_source()?,
+                fulcio_url: self.fulcio_url.clone(),
+                rekor_url: self.rekor_url.clone(),
+            };
+            return Ok(Some(PushSigner {
+                key: SigningKey::keyless(&options)?,
+                bundle: false,
+            }));
         };
         let pem = std::fs::read(key).with_context(|| format!("reading the Cosign key {key}"))?;
         let password = env("COSIGN_PASSWORD").unwrap_or_default();
-        Ok(Some(SigningKey::from_encrypted_pem(
-            &pem,
-            password.as_bytes(),
-            key,
-        )?))
+        Ok(Some(PushSigner {
+            key: SigningKey::from_encrypted_pem(&pem, password.as_bytes(), key)?,
+            bundle: self.new_bundle_format,
+        }))
+    }
+
+    /// The OIDC token, found where cosign looks for one (its interactive browser flow aside).
+    fn token_source(&self) -> Result<TokenSource> {
+        let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+        if let Some(token) = nonempty(self.identity_token.clone()) {
+            // cosign's --identity-token takes the token or a file holding it.
+            return Ok(TokenSource::Given(match std::fs::read_to_string(&token) {
+                Ok(text) => text,
+                Err(_) => token,
+            }));
+        }
+        if let Some(token) = nonempty(env("SIGSTORE_ID_TOKEN")) {
+            return Ok(TokenSource::Given(token));
+        }
+        if let (Some(request_url), Some(request_token)) = (
+            nonempty(env("ACTIONS_ID_TOKEN_REQUEST_URL")),
+            nonempty(env("ACTIONS_ID_TOKEN_REQUEST_TOKEN")),
+        ) {
+            return Ok(TokenSource::GithubActions {
+                request_url,
+                request_token,
+            });
+        }
+        if let Ok(token) = std::fs::read_to_string(TOKEN_FILE) {
+            return Ok(TokenSource::Given(token));
+        }
+        bail!(
+            "keyless signing (--sign cosign without --cosign-key) needs an OIDC identity token: give --identity-token, set SIGSTORE_ID_TOKEN, or run in GitHub Actions with the permission id-token: write; or sign with a key (--cosign-key)"
+        )
     }
 }
 
@@ -152,6 +234,9 @@ impl VerifyFlags {
             bail!("verifier not supported: {provider}");
         }
         if let Some(key) = given(&self.cosign_key) {
+            if companions[1..].iter().any(|(_, v)| given(v).is_some()) {
+                bail!("--cosign-key cannot be combined with certificate verification flags");
+            }
             let pem =
                 std::fs::read(key).with_context(|| format!("reading the Cosign key {key}"))?;
             return Ok(Some(VerificationPolicy::Keys(vec![PublicKey::from_pem(

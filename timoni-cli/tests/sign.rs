@@ -2,21 +2,43 @@
 //! `mod pull|artifact pull --verify cosign` and `--verify` on `build` and `bundle build` with an
 //! `oci://` module, the real binary against Debian's `docker-registry` (the harness shared with
 //! timoni-core), keyless verification with the Sigstore stand-in of
-//! `timoni-core/tests/support/sigstore.rs`. The flag checks need no registry; the rest skips
-//! loudly without one.
+//! `timoni-core/tests/support/sigstore.rs`, and keyless signing (`--sign cosign` without a key)
+//! with a GitHub Actions token against sigstore-js's Fulcio and Rekor stand-ins
+//! (`timoni-core/tests/support/sigstore_js.rs`). The flag checks need no registry; the rest
+//! skips loudly without one (or without sigstore-js).
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 #[path = "../../timoni-core/tests/support/sigstore.rs"]
 mod fake;
+#[path = "../../timoni-core/tests/support/sigstore_js.rs"]
+mod js;
 #[path = "../../timoni-core/tests/support/registry.rs"]
 mod registry;
 
+/// The variables keyless signing reads its OIDC token from, cleared so that the tests do not
+/// depend on where they run.
+const TOKEN_VARIABLES: [&str; 3] = [
+    "SIGSTORE_ID_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+];
+
 /// Runs `timoni ARGS` with a private HOME and `COSIGN_PASSWORD`.
 fn timoni(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_timoni"))
+    timoni_with(home, args, &[])
+}
+
+/// Runs `timoni ARGS` as [`timoni`] does, with these variables too.
+fn timoni_with(home: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_timoni"));
+    for v in TOKEN_VARIABLES {
+        command.env_remove(v);
+    }
+    command
         .args(args)
+        .envs(vars.iter().copied())
         .env("HOME", home)
         .env_remove("DOCKER_CONFIG")
         .env_remove("TIMONI_CACHE_DIR")
@@ -62,7 +84,40 @@ fn signing_and_verification_flags_are_checked_with_timonis_messages() {
         ),
         (
             vec!["artifact", "push", url, "-t", "1", "--sign", "cosign"],
-            "[HH:MM] ERR keyless signing (--sign cosign without --cosign-key) needs Fulcio and an OIDC token, which timoni does not obtain: give --cosign-key\n",
+            "[HH:MM] ERR keyless signing (--sign cosign without --cosign-key) needs an OIDC identity token: give --identity-token, set SIGSTORE_ID_TOKEN, or run in GitHub Actions with the permission id-token: write; or sign with a key (--cosign-key)\n",
+        ),
+        (
+            vec![
+                "mod",
+                "pull",
+                url,
+                "-o",
+                d,
+                "--verify",
+                "cosign",
+                "--cosign-key",
+                "cosign.pub",
+                "--certificate-identity",
+                "me",
+            ],
+            "[HH:MM] ERR --cosign-key cannot be combined with certificate verification flags\n",
+        ),
+        (
+            vec!["mod", "push", d, url, "-v", "1.0.0", "--new-bundle-format"],
+            "[HH:MM] ERR --new-bundle-format requires --sign\n",
+        ),
+        (
+            vec![
+                "artifact",
+                "push",
+                url,
+                "-t",
+                "1",
+                "--sign",
+                "cosign",
+                "--new-bundle-format",
+            ],
+            "[HH:MM] ERR --new-bundle-format requires --cosign-key: keyless signatures are written to the sha256-<hex>.sig image\n",
         ),
         (
             vec!["mod", "pull", url, "-o", d, "--certificate-identity", "me"],
@@ -466,4 +521,156 @@ fn keyless_verification_matches_identity_and_issuer_with_the_trusted_root_file()
         )
     );
     assert!(!h.join("wrong").join("timoni.cue").exists());
+}
+
+#[test]
+fn keyless_signing_with_the_github_actions_token_verifies_for_the_workflow() {
+    let Some(server) = registry::start(None) else {
+        return;
+    };
+    let Some(modules) = js::modules() else {
+        return;
+    };
+    let workflow = "https://github.com/org/repo/.github/workflows/release.yaml@refs/tags/v1.0.0";
+    let actions = "https://token.actions.githubusercontent.com";
+    let services = js::Services::start(&modules, "request-token", workflow, actions);
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let root = h.join("trusted_root.json");
+    std::fs::write(&root, &services.trusted_root).unwrap();
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../timoni-core/blueprints/starter");
+    let url = server.url("keyless/signed");
+    let request_url = services.actions_request_url();
+    let push = [
+        "mod",
+        "push",
+        module.to_str().unwrap(),
+        &url,
+        "-v",
+        "1.0.0",
+        "--sign",
+        "cosign",
+        "--fulcio-url",
+        &services.url,
+        "--rekor-url",
+        &services.url,
+    ];
+    let pushed = ok(timoni_with(
+        h,
+        &push,
+        &[
+            ("ACTIONS_ID_TOKEN_REQUEST_URL", &request_url),
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "request-token"),
+        ],
+    ));
+    let digest = pushed
+        .split("digest: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let tag = format!("{}.sig", digest.replace(':', "-"));
+    let signed = format!("signed {url}:1.0.0@{digest} keyless as {workflow} ({url}:{tag})");
+    assert!(pushed.contains(&signed), "{pushed}");
+
+    let pull = |dir: &str, identity: &str| {
+        let out = h.join(dir);
+        timoni(
+            h,
+            &[
+                "mod",
+                "pull",
+                &url,
+                "-v",
+                "1.0.0",
+                "-o",
+                out.to_str().unwrap(),
+                "--verify",
+                "cosign",
+                "--certificate-identity",
+                identity,
+                "--certificate-oidc-issuer",
+                actions,
+                "--trusted-root",
+                root.to_str().unwrap(),
+            ],
+        )
+    };
+    let log = ok(pull("right", workflow));
+    assert!(log.contains(&format!("verified {url}@{digest}")), "{log}");
+    let err = fails(pull("wrong", "https://github.com/evil/repo"));
+    assert!(
+        err.contains(
+            "no matching signatures: none of the 1 signature(s) has a trusted certificate"
+        ),
+        "{err}"
+    );
+    assert!(!h.join("wrong").join("timoni.cue").exists());
+}
+
+#[test]
+fn new_bundle_format_attaches_the_signature_as_a_referrer_that_pull_verifies() {
+    let Some(server) = registry::start(None) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let keys = timoni_core::oci::sign::generate_key_pair(b"s3cret").unwrap();
+    std::fs::write(h.join("cosign.key"), &keys.private_key).unwrap();
+    std::fs::write(h.join("cosign.pub"), &keys.public_key).unwrap();
+    let (key, public) = (h.join("cosign.key"), h.join("cosign.pub"));
+    let art = server.url("bundles/config");
+    let files = h.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("a.txt"), "hello\n").unwrap();
+    let pushed = ok(timoni(
+        h,
+        &[
+            "artifact",
+            "push",
+            &art,
+            "-f",
+            files.to_str().unwrap(),
+            "-t",
+            "v1",
+            "--sign",
+            "cosign",
+            "--cosign-key",
+            key.to_str().unwrap(),
+            "--new-bundle-format",
+        ],
+    ));
+    let signed = regex::Regex::new(&format!(
+        r"signed {}:v1@(sha256:[0-9a-f]{{64}}) \({}@sha256:[0-9a-f]{{64}}\)",
+        regex::escape(&art),
+        regex::escape(&art)
+    ))
+    .unwrap();
+    let digest = signed
+        .captures(&pushed)
+        .unwrap_or_else(|| panic!("{pushed}"))[1]
+        .to_string();
+    let listed = timoni(h, &["artifact", "list", &art]);
+    let tags = String::from_utf8_lossy(&listed.stdout);
+    assert!(tags.contains("v1") && !tags.contains(".sig"), "{tags}");
+    let into = h.join("art");
+    let log = ok(timoni(
+        h,
+        &[
+            "artifact",
+            "pull",
+            &format!("{art}:v1"),
+            "-o",
+            into.to_str().unwrap(),
+            "--verify",
+            "cosign",
+            "--cosign-key",
+            public.to_str().unwrap(),
+        ],
+    ));
+    assert!(log.contains(&format!("verified {art}@{digest}")), "{log}");
+    assert_eq!(
+        std::fs::read_to_string(into.join("a.txt")).unwrap(),
+        "hello\n"
+    );
 }

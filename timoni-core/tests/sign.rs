@@ -1,15 +1,17 @@
 //! Cosign-compatible signing and verification against a real registry (Debian's
 //! `docker-registry`, from the shared harness `support/registry.rs` and `support/oci.rs`):
 //! key-based signatures made with a generated cosign key pair, refusals of unsigned, re-tagged and foreign signatures,
-//! several signatures in one signature image, keyless verification with the throwaway Fulcio
+//! several signatures in one signature image, key signatures written in cosign v3's bundle form
+//! (a referrer, `sign_bundle`), keyless verification with the throwaway Fulcio
 //! CA, leaf certificates and Rekor entries of `support/sigstore.rs`, and interoperability: a
 //! signature made by cosign verifies with our key check; ours verify with skopeo and openssl
 //! doing cosign's key-based check (skips loudly without them unless `TIMONI_REQUIRE_SKOPEO=1`)
-//! and with sigstore-js, whose bundles in cosign v3's referrers form verify with ours (skips
-//! loudly without `$TIMONI_SIGSTORE_JS` unless `TIMONI_REQUIRE_SIGSTORE_JS=1`).
+//! and with sigstore-js (our `.sig` layers and bundles), whose bundles in cosign v3's referrers
+//! form verify with ours (skips loudly without `$TIMONI_SIGSTORE_JS` unless
+//! `TIMONI_REQUIRE_SIGSTORE_JS=1`, through `support/sigstore_js.rs`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use base64::Engine;
@@ -24,6 +26,8 @@ use timoni_core::oci::{
 
 #[path = "support/sigstore.rs"]
 mod fake;
+#[path = "support/sigstore_js.rs"]
+mod js;
 #[path = "support/oci.rs"]
 mod oci_support;
 #[path = "support/registry.rs"]
@@ -645,32 +649,6 @@ fn signing_twice_appends_a_layer_and_each_key_verifies() {
     );
 }
 
-/// The `node_modules` holding sigstore-js (`$TIMONI_SIGSTORE_JS`, which `.ci/run` installs);
-/// skips loudly without it unless `TIMONI_REQUIRE_SIGSTORE_JS=1`.
-fn sigstore_js() -> Option<PathBuf> {
-    let dir = std::env::var_os("TIMONI_SIGSTORE_JS").map(PathBuf::from);
-    if let Some(dir) = dir.filter(|d| d.join("@sigstore/verify").is_dir()) {
-        return Some(dir);
-    }
-    let why = "TIMONI_SIGSTORE_JS does not name a node_modules with sigstore-js (npm install sigstore@3.1.0)";
-    if std::env::var("TIMONI_REQUIRE_SIGSTORE_JS").is_ok_and(|v| v == "1") {
-        panic!("TIMONI_REQUIRE_SIGSTORE_JS=1 but {why}");
-    }
-    eprintln!("\n!!!!!!!! SKIPPED (set TIMONI_REQUIRE_SIGSTORE_JS=1 to fail instead): {why}\n");
-    None
-}
-
-/// Runs `testdata/sigstore-js/cosign.js` with sigstore-js.
-fn sigstore_js_run(modules: &Path, args: &[&str]) -> std::process::Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sigstore-js/cosign.js");
-    Command::new("node")
-        .arg(script)
-        .args(args)
-        .env("NODE_PATH", modules)
-        .output()
-        .unwrap()
-}
-
 /// Interoperability with sigstore-js, an implementation independent of ours and of the Rust
 /// `sigstore` crate (no cosign binary can be built here): the `.sig` layers we push verify
 /// with its verifier, and the bundle form cosign v3 writes (a DSSE-signed in-toto statement
@@ -682,7 +660,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
     let Some(server) = support::start(None) else {
         return;
     };
-    let Some(modules) = sigstore_js() else {
+    let Some(modules) = js::modules() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -716,7 +694,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
     std::fs::write(&pub_file, &ours.public).unwrap();
     std::fs::write(&payload_file, &payload).unwrap();
     let path = |p: &Path| p.to_str().unwrap().to_string();
-    let out = sigstore_js_run(
+    let out = js::run(
         &modules,
         &[
             "verify-blob",
@@ -733,7 +711,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
     );
     let other_pub = tmp.path().join("other.pub");
     std::fs::write(&other_pub, keys("other").public).unwrap();
-    let out = sigstore_js_run(
+    let out = js::run(
         &modules,
         &[
             "verify-blob",
@@ -746,7 +724,7 @@ fn sigstore_js_verifies_our_signatures_and_we_verify_its_bundles() {
 
     // A bundle signed by sigstore-js, attached as cosign v3 attaches it.
     let signed = |d: &str| -> (String, Vec<u8>) {
-        let out = sigstore_js_run(&modules, &["sign-image", d]);
+        let out = js::run(&modules, &["sign-image", d]);
         assert!(
             out.status.success(),
             "{}",
@@ -941,4 +919,98 @@ fn keyless_bundle_attached_as_a_referrer_verifies_identity_and_issuer() {
     );
     let v = sign::verify(&pinned2, &policy(workflow, sigstore.root()), &connect).unwrap();
     assert_eq!((v.found, v.matching), (1, 1));
+}
+
+/// `--new-bundle-format`: a key signature in the form cosign v3 writes by default, a Sigstore
+/// bundle attached as a referrer (listed under the referrers tag, as `docker-registry` has no
+/// referrers API), verifies with its key and not another, also with sigstore-js; a second
+/// bundle keeps the first in the referrers index, and nothing goes to the `.sig` image.
+#[test]
+fn key_signature_in_the_bundle_form_is_attached_as_a_referrer_and_verifies() {
+    let Some(server) = support::start(None) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = module_copy(tmp.path());
+    let reg = server.client(Credentials::Anonymous);
+    let url = server.oci_url("bundle-form");
+    let connect = ConnectOptions::default();
+    let (alice, bob) = (keys("alice"), keys("bob"));
+    let digest = push(&reg, &dir, &url, "1.0.0", "bundle-form");
+    let pinned = url.with_digest(&digest);
+
+    let referrer = sign::sign_bundle(&pinned, &alice.signing, &connect).unwrap();
+    let referrer = ArtifactUrl::parse(&referrer).unwrap();
+    let (m, _) = manifest(&reg, &referrer);
+    assert_eq!(m["subject"]["digest"], digest.as_str());
+    assert_eq!(
+        m["artifactType"],
+        "application/vnd.dev.sigstore.bundle.v0.3+json"
+    );
+    let tags = reg.list_tags(&url).unwrap();
+    assert!(!tags.contains(&format!("{}.sig", digest.replace(':', "-"))));
+    let v = sign::verify(&pinned, &by_key(&alice, "alice.pub"), &connect).unwrap();
+    assert_eq!((v.found, v.matching), (1, 1));
+    let reason = verification_reason(sign::verify(&pinned, &by_key(&bob, "bob.pub"), &connect));
+    assert_eq!(
+        reason,
+        "no matching signatures: none of the 1 signature(s) verifies with bob.pub"
+    );
+
+    sign::sign_bundle(&pinned, &bob.signing, &connect).unwrap();
+    let listed = reg.referrers(&pinned).unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(listed.contains(&referrer.digest.clone().unwrap()));
+    for (k, name) in [(&alice, "alice.pub"), (&bob, "bob.pub")] {
+        let v = sign::verify(&pinned, &by_key(k, name), &connect).unwrap();
+        assert_eq!((v.found, v.matching), (2, 1), "{name}");
+    }
+
+    // sigstore-js checks the bundle with the key.
+    let Some(modules) = js::modules() else {
+        return;
+    };
+    let layer = &m["layers"][0];
+    let bundle = reg
+        .pull_blob(
+            &url,
+            layer["digest"].as_str().unwrap(),
+            layer["size"].as_u64().unwrap(),
+            1 << 20,
+        )
+        .unwrap();
+    let files = [
+        ("bundle.json", bundle),
+        ("alice.pub", alice.public.clone().into_bytes()),
+        ("bob.pub", bob.public.clone().into_bytes()),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(tmp.path().join(name), bytes).unwrap();
+    }
+    let path = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let out = js::run(
+        &modules,
+        &[
+            "verify-bundle",
+            &path("alice.pub"),
+            &path("bundle.json"),
+            &digest,
+        ],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "verified\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = js::run(
+        &modules,
+        &[
+            "verify-bundle",
+            &path("bob.pub"),
+            &path("bundle.json"),
+            &digest,
+        ],
+    );
+    assert!(!out.status.success(), "sigstore-js accepted another key");
 }

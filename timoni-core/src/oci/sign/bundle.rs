@@ -8,13 +8,18 @@
 //! verification material `publicKey`); the `sigstore` crate checks the keyless ones (a Fulcio
 //! certificate and a Rekor entry) with the rest of the keyless policy. Like the `.sig` form, a
 //! key-signed bundle is accepted without its transparency log entry, as `cosign verify --key
-//! --insecure-ignore-tlog` does.
+//! --insecure-ignore-tlog` does. It also writes key-signed bundles and attaches them as cosign
+//! v3 does ([`key_bundle`], [`attach`]): the referrer manifest pushed by digest, and listed in
+//! the referrers tag for registries without the referrers API.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 
-use super::super::error::Result;
+use serde_json::{Value, json};
+
+use super::super::build::sha256;
+use super::super::error::{OciError, Result};
 use super::super::reference::ArtifactUrl;
 use super::super::registry::{OciClientRegistry, Registry};
 
@@ -27,6 +32,125 @@ const IN_TOTO_STATEMENT: &str = "https://in-toto.io/Statement/v1";
 const COSIGN_SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
 /// The largest bundle read; real ones are a few kilobytes.
 const MAX_BUNDLE: u64 = 1 << 20;
+/// The media type (and artifact type) of the bundles cosign v3 writes.
+const BUNDLE_V03: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+const OCI_EMPTY: &str = "application/vnd.oci.empty.v1+json";
+
+/// A Sigstore bundle v0.3 signing `digest` of `repository` with a key, as `cosign sign --key
+/// --new-bundle-format --tlog-upload=false` writes it: the in-toto statement with predicate
+/// `https://sigstore.dev/cosign/sign/v1` in a DSSE envelope, `sign` signing its
+/// pre-authentication encoding, and the key named by a hint (the base64 SHA-256 of its DER).
+pub(super) fn key_bundle(
+    repository: &str,
+    digest: &str,
+    public_key_der: &[u8],
+    sign: impl FnOnce(&[u8]) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    use sha2::{Digest, Sha256};
+    let hex = digest
+        .strip_prefix("sha256:")
+        .ok_or_else(|| OciError::InvalidInput(format!("{digest} is not a sha256 digest")))?;
+    let statement = serde_json::to_vec(&json!({
+        "_type": IN_TOTO_STATEMENT,
+        "subject": [{"name": repository, "digest": {"sha256": hex}}],
+        "predicateType": COSIGN_SIGN_PREDICATE,
+        "predicate": {},
+    }))
+    .expect("a JSON value encodes");
+    let signature = sign(&pae(IN_TOTO_PAYLOAD, &statement))?;
+    let bundle = json!({
+        "mediaType": BUNDLE_V03,
+        "verificationMaterial": {
+            "publicKey": {"hint": STANDARD.encode(Sha256::digest(public_key_der))},
+        },
+        "dsseEnvelope": {
+            "payload": STANDARD.encode(&statement),
+            "payloadType": IN_TOTO_PAYLOAD,
+            "signatures": [{"sig": STANDARD.encode(signature)}],
+        },
+    });
+    Ok(serde_json::to_vec(&bundle).expect("a JSON value encodes"))
+}
+
+/// Attaches `bundle` to `digest` as cosign v3 does: a manifest of artifact type
+/// `…bundle.v0.3+json` whose one layer is the bundle and whose `subject` is the artifact,
+/// pushed by digest; and, for registries without the referrers API, an entry for it in the
+/// image index under the referrers tag `sha256-<hex>` (the entries already there are kept).
+/// `created` is the manifest's `org.opencontainers.image.created`. Returns the referrer's
+/// digest.
+pub(super) fn attach(
+    registry: &OciClientRegistry,
+    url: &ArtifactUrl,
+    digest: &str,
+    bundle: &[u8],
+    created: &str,
+) -> Result<String> {
+    let subject = registry.pull_manifest(&url.with_digest(digest))?;
+    let subject_type = serde_json::from_slice::<Value>(&subject)
+        .ok()
+        .and_then(|m| m["mediaType"].as_str().map(str::to_string))
+        .unwrap_or_else(|| OCI_MANIFEST.to_string());
+    let empty = b"{}";
+    registry.push_blob(url, &sha256(empty), empty)?;
+    registry.push_blob(url, &sha256(bundle), bundle)?;
+    let annotations = json!({
+        "dev.sigstore.bundle.content": "dsse-envelope",
+        "dev.sigstore.bundle.predicateType": COSIGN_SIGN_PREDICATE,
+        "org.opencontainers.image.created": created,
+    });
+    let manifest = serde_json::to_vec(&json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "artifactType": BUNDLE_V03,
+        "config": {"mediaType": OCI_EMPTY, "size": empty.len(), "digest": sha256(empty)},
+        "layers": [{"mediaType": BUNDLE_V03, "size": bundle.len(), "digest": sha256(bundle)}],
+        "subject": {"mediaType": subject_type, "size": subject.len(), "digest": digest},
+        "annotations": annotations,
+    }))
+    .expect("a JSON value encodes");
+    let referrer = sha256(&manifest);
+    // A manifest pushed under a digest is pushed by digest.
+    registry.push_manifest(url, &referrer, &manifest, OCI_MANIFEST)?;
+
+    // The referrers already listed (the index cannot be pulled as a manifest here), each
+    // described from its own manifest, then the new one.
+    let mut entries = Vec::new();
+    for known in registry.referrers(&url.with_digest(digest))? {
+        if known == referrer {
+            continue;
+        }
+        let m = registry.pull_manifest(&url.with_digest(&known))?;
+        let parsed: Value = serde_json::from_slice(&m).unwrap_or_default();
+        let mut entry = json!({
+            "mediaType": parsed["mediaType"].as_str().unwrap_or(OCI_MANIFEST),
+            "size": m.len(),
+            "digest": known,
+        });
+        for field in ["artifactType", "annotations"] {
+            if !parsed[field].is_null() {
+                entry[field] = parsed[field].clone();
+            }
+        }
+        entries.push(entry);
+    }
+    entries.push(json!({
+        "mediaType": OCI_MANIFEST,
+        "size": manifest.len(),
+        "digest": referrer,
+        "artifactType": BUNDLE_V03,
+        "annotations": annotations,
+    }));
+    let index = serde_json::to_vec(&json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_INDEX,
+        "manifests": entries,
+    }))
+    .expect("a JSON value encodes");
+    registry.push_manifest(url, &digest.replace(':', "-"), &index, OCI_INDEX)?;
+    Ok(referrer)
+}
 
 /// The Sigstore bundles attached to `digest` in the repository of `url`: the bundle layers of
 /// every referrer whose subject is that digest.

@@ -38,13 +38,23 @@ pub(super) fn stored_layers(
     }
 }
 
-/// The descriptor of a key-based signature of `payload`.
-pub(super) fn simple_signing_layer(payload: &[u8], signature: &str) -> Value {
+/// The descriptor of a signature of `payload`, with the annotations that go with it (a keyless
+/// signature's certificate, chain and Rekor bundle).
+pub(super) fn simple_signing_layer(
+    payload: &[u8],
+    signature: &str,
+    annotations: &[(&str, String)],
+) -> Value {
+    let mut all = serde_json::Map::new();
+    all.insert(SIGNATURE_ANNOTATION.into(), signature.into());
+    for (k, v) in annotations {
+        all.insert((*k).into(), v.as_str().into());
+    }
     json!({
         "mediaType": SIMPLE_SIGNING,
         "size": payload.len(),
         "digest": sha256(payload),
-        "annotations": { SIGNATURE_ANNOTATION: signature },
+        "annotations": all,
     })
 }
 

@@ -14,6 +14,7 @@
 mod bundle;
 mod image;
 mod keyless;
+mod keyless_signing;
 mod trust;
 
 use std::path::Path;
@@ -35,6 +36,7 @@ use super::reference::ArtifactUrl;
 use super::registry::{ConnectOptions, Registry, connect_credentials, protocol_for};
 
 pub use keyless::Matcher;
+pub use keyless_signing::{FULCIO_URL, KeylessOptions, REKOR_URL, TokenSource};
 pub use trust::TrustedRoot;
 
 /// The one signing and verification provider (`--sign cosign`, `--verify cosign`).
@@ -68,14 +70,23 @@ pub fn generate_key_pair(password: &[u8]) -> Result<KeyPairPem> {
     })
 }
 
-/// A private key ready to sign, decrypted from a cosign key file.
+/// A private key ready to sign: decrypted from a cosign key file, or ephemeral and certified
+/// by Fulcio for an OIDC identity (keyless).
 pub struct SigningKey {
-    signer: SigStoreSigner,
+    signer: Signer,
+}
+
+enum Signer {
+    Key(SigStoreSigner),
+    Keyless(Box<keyless_signing::Certified>),
 }
 
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SigningKey")
+        match &self.signer {
+            Signer::Key(_) => f.write_str("SigningKey"),
+            Signer::Keyless(c) => write!(f, "SigningKey(keyless: {})", c.identity),
+        }
     }
 }
 
@@ -102,14 +113,34 @@ impl SigningKey {
                     "the private key {source} is of a kind cosign does not sign with here (ECDSA or Ed25519 expected)"
                 ))
             })?;
-        Ok(SigningKey { signer })
+        Ok(SigningKey {
+            signer: Signer::Key(signer),
+        })
+    }
+
+    /// Keyless, as `cosign sign` without `--key`: gets the OIDC identity token, generates an
+    /// ephemeral key and has Fulcio certify it for the token's identity. Each signature made
+    /// with it is then recorded in Rekor.
+    pub fn keyless(options: &KeylessOptions) -> Result<Self> {
+        Ok(SigningKey {
+            signer: Signer::Keyless(Box::new(keyless_signing::certify(options)?)),
+        })
+    }
+
+    /// The identity a keyless key was certified for (the token's email or subject).
+    pub fn keyless_identity(&self) -> Option<&str> {
+        match &self.signer {
+            Signer::Key(_) => None,
+            Signer::Keyless(c) => Some(&c.identity),
+        }
     }
 }
 
 /// Signs the artifact `url` (which must name a digest) with `key` and adds the signature to
 /// the cosign signature image `<repo>:sha256-<hex>.sig`, one layer per signature as `cosign
-/// sign --key` does: the layers already there (other keys, earlier signatures) are kept.
-/// Returns that reference.
+/// sign` does: the layers already there (other keys, earlier signatures) are kept. A keyless
+/// key records the signature in Rekor first, and the layer carries its certificate, chain and
+/// Rekor bundle. Returns that reference.
 pub fn sign(url: &ArtifactUrl, key: &SigningKey, options: &ConnectOptions) -> Result<String> {
     let digest = pinned_digest(url)?;
     let simple_signing = SimpleSigning {
@@ -126,19 +157,74 @@ pub fn sign(url: &ArtifactUrl, key: &SigningKey, options: &ConnectOptions) -> Re
     };
     let payload = serde_json::to_vec(&simple_signing)
         .map_err(|e| OciError::InvalidArtifact(format!("cannot encode the payload: {e}")))?;
-    let signature = key
-        .signer
-        .sign(&payload)
-        .map_err(|e| sign_error(url, e.to_string()))?;
-    let signature = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
+    let (signature, annotations) = match &key.signer {
+        Signer::Key(signer) => {
+            let signature = signer
+                .sign(&payload)
+                .map_err(|e| sign_error(url, e.to_string()))?;
+            let signature =
+                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
+            (signature, Vec::new())
+        }
+        Signer::Keyless(certified) => certified
+            .sign(&payload)
+            .map_err(|e| sign_error(url, e.to_string()))?,
+    };
     let registry = super::registry::connect(url, options)?;
     let tag = signature_tag(digest);
     let mut layers = image::stored_layers(&registry, url, &tag)
         .map_err(|e| sign_error(url, format!("cannot read the signatures under {tag}: {e}")))?;
-    layers.push(image::simple_signing_layer(&payload, &signature));
+    layers.push(image::simple_signing_layer(
+        &payload,
+        &signature,
+        &annotations,
+    ));
     image::push(&registry, url, &tag, &payload, &layers)
         .map_err(|e| sign_error(url, e.to_string()))?;
     Ok(url.with_tag(&tag).to_string())
+}
+
+/// Signs the artifact `url` (which must name a digest) with `key` in the form cosign v3 writes
+/// by default (`cosign sign --key --new-bundle-format`): a Sigstore bundle v0.3 with a DSSE
+/// envelope of an in-toto statement naming the digest, attached to it as an OCI referrer (and
+/// listed under the `sha256-<hex>` referrers tag for registries without the referrers API).
+/// Like [`sign`] with a key, nothing is recorded in a transparency log. Keyless bundles (with a
+/// Rekor `dsse` entry) are not written. Returns the referrer's reference.
+pub fn sign_bundle(
+    url: &ArtifactUrl,
+    key: &SigningKey,
+    options: &ConnectOptions,
+) -> Result<String> {
+    let digest = pinned_digest(url)?;
+    let Signer::Key(signer) = &key.signer else {
+        return Err(sign_error(
+            url,
+            "the Sigstore bundle form is written for key signatures only: sign keyless without --new-bundle-format".into(),
+        ));
+    };
+    let public_key = signer
+        .to_sigstore_keypair()
+        .and_then(|k| k.public_key_to_der())
+        .map_err(|e| sign_error(url, e.to_string()))?;
+    let bundle = bundle::key_bundle(
+        &format!("{}/{}", url.registry, url.repository),
+        digest,
+        &public_key,
+        |data| {
+            signer
+                .sign(data)
+                .map_err(|e| sign_error(url, e.to_string()))
+        },
+    )?;
+    let registry = super::registry::connect(url, options)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default();
+    let created = super::build::rfc3339(now);
+    let referrer = bundle::attach(&registry, url, digest, &bundle, &created)
+        .map_err(|e| sign_error(url, e.to_string()))?;
+    Ok(url.with_digest(&referrer).to_string())
 }
 
 /// What signatures must prove about an artifact.
