@@ -63,19 +63,16 @@
 // The module docs of the internals point at the private items that implement what they describe.
 #![allow(rustdoc::private_intra_doc_links)]
 
-// Some items of the loader and the syntax tools are used only by the crate's unit tests or
+// Some items of the evaluator, the loader and the syntax tools are used only by the crate's unit tests or
 // through `testing`, so a plain library build would call them dead; the test build
-// (`cargo clippy --all-targets`) still reports dead code there. The evaluator and the number type
-// also hold a few items that nothing reads yet (`Num::checked_sub`, `Vertex::is_def_node`, the
-// compiled fields' `is_file` and `attrs`).
+// (`cargo clippy --all-targets`) still reports dead code there.
 pub mod decode;
 pub mod encode;
-#[allow(dead_code)]
+#[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
 pub(crate) mod eval;
 mod facade;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod load;
-#[allow(dead_code)]
 pub(crate) mod num;
 pub(crate) mod stack;
 pub mod syntax;

@@ -51,7 +51,7 @@ const MAX_INTEGRAL_EXPONENT: i64 = 2 * MAX_EXPONENT;
 /// An exact decimal number: `±coefficient × 10^exponent`, with apd's semantics.
 ///
 /// There is deliberately no `PartialEq`: `1.0` and `1.00` are equal numbers but print
-/// differently. Compare values with [`Num::cmp`] or [`Num::num_eq`].
+/// differently. Compare values with [`Num::cmp`].
 #[derive(Clone, Debug)]
 pub struct Num(Repr);
 
@@ -61,18 +61,6 @@ pub struct Num(Repr);
 pub enum NumKind {
     Int,
     Float,
-}
-
-impl NumKind {
-    /// The kind of `a + b`, `a - b` or `a * b`: `int` when both are ints, `float` otherwise.
-    /// (`/` always gives a float.)
-    pub fn combine(self, other: NumKind) -> NumKind {
-        if self == NumKind::Int && other == NumKind::Int {
-            NumKind::Int
-        } else {
-            NumKind::Float
-        }
-    }
 }
 
 /// Why an arithmetic operation failed. `Display` gives apd's wording, which CUE prints after
@@ -141,11 +129,6 @@ impl Num {
     }
 
     /// The integer `v`.
-    pub fn from_u64(v: u64) -> Num {
-        Num::small(false, u128::from(v), 0)
-    }
-
-    /// The integer `v`.
     pub fn from_i128(v: i128) -> Num {
         Num::small(v < 0, v.unsigned_abs(), 0)
     }
@@ -163,6 +146,7 @@ impl Num {
 
     /// The exact value of a finite `f64`, with the shortest digits that round-trip (apd's
     /// `SetFloat64`); `None` for infinities and NaN.
+    #[cfg(test)]
     pub fn from_f64(v: f64) -> Option<Num> {
         if !v.is_finite() {
             return None;
@@ -211,11 +195,6 @@ impl Num {
     /// leaves ±100000, or when the operands' exponents are more than 100000 apart.
     pub fn checked_add(&self, o: &Num) -> Result<Num, NumError> {
         add_impl(self, o, false, true)
-    }
-
-    /// `self - o` as apd computes it (see [`Num::checked_add`]).
-    pub fn checked_sub(&self, o: &Num) -> Result<Num, NumError> {
-        add_impl(self, o, true, true)
     }
 
     /// `self * o` as apd computes it (see [`Num::checked_add`]).
@@ -297,6 +276,7 @@ impl Num {
     }
 
     /// Whether the values are numerically equal.
+    #[cfg(test)]
     pub fn num_eq(&self, o: &Num) -> bool {
         self.cmp(o) == Ordering::Equal
     }
@@ -327,6 +307,7 @@ impl Num {
     }
 
     /// The value as a `u64`, if it is a whole number in range (`-0` is 0).
+    #[cfg(test)]
     pub fn to_u64(&self) -> Option<u64> {
         if let Some(v) = self.small_integral() {
             return u64::try_from(v).ok();
@@ -1840,7 +1821,6 @@ mod tests {
         assert_eq!(Num::from_f64(100.0).unwrap().to_string(), "1E+2");
         assert_eq!(Num::from_f64(-1.5e-7).unwrap().to_string(), "-1.5E-7");
         assert!(Num::from_f64(f64::NAN).is_none());
-        assert_eq!(Num::from_u64(u64::MAX).to_string(), "18446744073709551615");
         assert_eq!(
             Num::from_bigint(BigInt::from(-7) * BigInt::from(10u8).pow(40)).to_string(),
             format!("-7{}", "0".repeat(40))
@@ -1876,13 +1856,6 @@ mod tests {
             big.add(&lit("1e-99999")).to_string(),
             "1.000000000000000000000000000000000E+99999"
         );
-    }
-
-    #[test]
-    fn kinds_combine() {
-        assert_eq!(NumKind::Int.combine(NumKind::Int), NumKind::Int);
-        assert_eq!(NumKind::Int.combine(NumKind::Float), NumKind::Float);
-        assert_eq!(NumKind::Float.combine(NumKind::Float), NumKind::Float);
     }
 
     /// apd's addition without shortcuts: align on the smaller exponent, add, round.

@@ -157,7 +157,7 @@ pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId
                 }
             }
         }
-        let id = c.struct_lit(&f.decls, f.span, true, Some(names));
+        let id = c.struct_lit(&f.decls, f.span, Some(names));
         out.push(id);
     }
     out
@@ -247,7 +247,6 @@ impl Compiler<'_> {
         &mut self,
         decls: &[ast::Decl],
         span: Span,
-        is_file: bool,
         names: Option<HashMap<Rc<str>, Binding>>,
     ) -> StructId {
         let names = match names {
@@ -344,7 +343,6 @@ impl Compiler<'_> {
             has_embed,
             has_regular,
             has_member,
-            is_file,
             explicit_open: self.explicit_open,
         }));
         (self.prog.structs.len() - 1) as StructId
@@ -361,7 +359,6 @@ impl Compiler<'_> {
             Constraint::Optional => ArcType::Optional,
             Constraint::Required => ArcType::Required,
         };
-        let attrs: Rc<[ast::Attribute]> = f.attrs.clone().into();
         match &f.label {
             ast::Label::Ident(i) => {
                 if &*i.name == "_" {
@@ -369,13 +366,13 @@ impl Compiler<'_> {
                     return Some(Decl::Embed(id, i.span));
                 }
                 let label = self.prog.labels.ident(&i.name);
-                Some(self.static_field(label, arc, f, attrs))
+                Some(self.static_field(label, arc, f))
             }
             ast::Label::String(e) => match &**e {
                 ast::Expr::Lit(l) => match literal::decode(&l.raw) {
                     Ok(b) => {
                         let label = self.prog.labels.string(&String::from_utf8_lossy(&b));
-                        Some(self.static_field(label, arc, f, attrs))
+                        Some(self.static_field(label, arc, f))
                     }
                     Err(e) => {
                         let id = self.err(l.span, e.message);
@@ -413,20 +410,13 @@ impl Compiler<'_> {
     }
 
     /// A field with a label known at compile time.
-    fn static_field(
-        &mut self,
-        label: Label,
-        arc: ArcType,
-        f: &ast::Field,
-        attrs: Rc<[ast::Attribute]>,
-    ) -> Decl {
+    fn static_field(&mut self, label: Label, arc: ArcType, f: &ast::Field) -> Decl {
         let value = self.value_with_alias(&f.value);
         Decl::Field {
             label,
             arc,
             value,
             span: f.span,
-            attrs,
         }
     }
 
@@ -528,12 +518,12 @@ impl Compiler<'_> {
                 }
             }
         }
-        let body = self.struct_lit(&c.body.decls, c.body.span, false, None);
+        let body = self.struct_lit(&c.body.decls, c.body.span, None);
         self.scopes.truncate(pushed);
         let fallback = c
             .fallback
             .as_ref()
-            .map(|f| self.struct_lit(&f.body.decls, f.body.span, false, None));
+            .map(|f| self.struct_lit(&f.body.decls, f.body.span, None));
         Comprehension {
             clauses,
             body,
@@ -628,7 +618,7 @@ impl Compiler<'_> {
             ast::Expr::Interpolation(i) => self.interpolation(i),
             ast::Expr::Bottom(_) => self.prog.add(Expr::Bottom, span),
             ast::Expr::Struct(s) => {
-                let id = self.struct_lit(&s.decls, s.span, false, None);
+                let id = self.struct_lit(&s.decls, s.span, None);
                 self.prog.add(Expr::Struct(id), span)
             }
             ast::Expr::List(l) => {

@@ -130,8 +130,6 @@ pub struct StructLit {
     /// dynamically: only such a field makes the literal a struct when it also embeds a value
     /// (`{string, #foo: "bar", bar?: int, [string]: int}` is a string).
     pub has_member: bool,
-    /// True for the top-level struct of a file.
-    pub is_file: bool,
     /// The literal is in a file with the `explicitopen` experiment: embedding a definition
     /// does not open it.
     pub explicit_open: bool,
@@ -178,7 +176,6 @@ pub enum Decl {
         arc: ArcType,
         value: ExprId,
         span: Span,
-        attrs: Rc<[crate::ast::Attribute]>,
     },
     /// `(expr): v` and `"\(x)": v`.
     Dynamic {

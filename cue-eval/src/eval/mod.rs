@@ -236,8 +236,6 @@ pub struct Vertex {
     /// Closed groups that require evidence here, and groups opened by `...` here.
     pub closed_groups: Vec<u32>,
     pub open_groups: Vec<u32>,
-    /// Whether a pattern or `...` makes any label acceptable in a closed struct.
-    pub is_def_node: bool,
     /// Set on a clone made for one disjunct.
     pub is_disjunct: bool,
     /// On a disjunct clone: the vertex whose disjunction it is an alternative of.
@@ -320,7 +318,6 @@ impl Vertex {
             structs: Vec::new(),
             closed_groups: Vec::new(),
             open_groups: Vec::new(),
-            is_def_node: false,
             is_disjunct: false,
             clone_of: None,
             default_mode: 0,

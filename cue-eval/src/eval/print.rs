@@ -43,14 +43,6 @@ pub struct Options {
 }
 
 impl Options {
-    /// Hidden and optional fields too (`cue eval --all`).
-    pub fn all() -> Options {
-        Options {
-            hidden: true,
-            optional: true,
-        }
-    }
-
     fn shows(self, rt: &Runtime, a: VId) -> bool {
         let ax = rt.v(a);
         !ax.label.is_let()
@@ -103,16 +95,11 @@ pub fn eval_path_text(
     Ok(body_cue(&mut inst.rt, v, opts))
 }
 
-/// The permanent errors of a package, which make `cue eval` and `cue vet` fail: errors from
-/// compiling and every conflict in the evaluated tree, definitions included, and hidden and
+/// The permanent errors of the value at a path (`cue eval -e a.b`; the whole package for an
+/// empty path), which make `cue eval` and `cue vet` fail: errors from compiling (always
+/// included) and every conflict in the evaluated tree, definitions included, and hidden and
 /// optional fields as `opts` says. Incomplete values are not errors here (`cue vet -c` and
 /// `cue export` ask for concreteness). Sorted and deduplicated as `cue` prints them.
-pub fn eval_errors(inst: &mut Instance, opts: Options) -> Vec<EvalError> {
-    eval_errors_at(inst, &[], opts)
-}
-
-/// [`eval_errors`] for the value at a path (`cue eval -e a.b`); the compile errors of the
-/// package are always included.
 pub fn eval_errors_at(inst: &mut Instance, path: &[&str], opts: Options) -> Vec<EvalError> {
     let mut out = inst.compile_errors();
     let v = match select(inst, path) {
@@ -958,7 +945,13 @@ mod tests {
     fn hidden_and_optional_fields_are_shown_on_request() {
         let mut i = inst("#A: {x?: int, y!: string}\n_h: 2\nz: 3\n");
         assert_eq!(
-            eval_text_with(&mut i, Options::all()),
+            eval_text_with(
+                &mut i,
+                Options {
+                    hidden: true,
+                    optional: true
+                }
+            ),
             "#A: {\n    x?: int\n    y!: string\n}\n_h: 2\nz:  3\n"
         );
     }
@@ -1073,7 +1066,7 @@ mod tests {
     #[test]
     fn eval_errors_skip_incomplete_values() {
         let mut i = inst("a: int\nb: 1 & 2\n#D: {c: \"x\" & \"y\"}\n");
-        let errs = eval_errors(&mut i, Options::default());
+        let errs = eval_errors_at(&mut i, &[], Options::default());
         let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
         // Conflicts come by path, as `cue eval` v0.17.1 lists them for this input.
         assert_eq!(paths, ["#D.c", "b"]);
