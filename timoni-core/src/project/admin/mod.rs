@@ -1,12 +1,14 @@
 //! What the `timoni project` commands do on a cluster, apart from the CLI's argument parsing and
 //! printing: [`bootstrap`] builds the objects that subscribe a cluster to a Project and installs
 //! the controller (its CRD and the embedded `timoni-controller` module), and [`ops`] reads and
-//! nudges Projects (list, status, events, reconcile requests, suspend/resume, delete).
+//! nudges Projects (list, status, events, reconcile requests, suspend/resume, delete);
+//! [`sequence`] runs `timoni project bootstrap` from start to end.
 //!
 //! Everything reaches the API server through the blocking [`crate::cluster::Cluster`] trait.
 
 pub mod bootstrap;
 pub mod ops;
+pub mod sequence;
 
 use std::fmt;
 
