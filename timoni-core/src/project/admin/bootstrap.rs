@@ -150,7 +150,7 @@ pub fn resolve_image(image: &ImageRef, registry: &dyn Registry) -> Result<ImageR
     }
     let url = image_url(image)?;
     let digest = registry.manifest_digest(&url).map_err(|e| {
-        AdminError::Invalid(format!(
+        AdminError::Registry(format!(
             "cannot resolve the controller image {} to a digest: {e}; give it by digest with --controller-image {}@sha256:<digest>",
             image.tagged(),
             image.repository

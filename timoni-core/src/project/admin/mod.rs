@@ -30,6 +30,8 @@ pub enum AdminError {
     Apply(ApplyError),
     /// Writing the embedded module failed.
     Io(String),
+    /// A registry request failed (pushing the Project, resolving the controller image).
+    Registry(String),
 }
 
 impl fmt::Display for AdminError {
@@ -39,7 +41,8 @@ impl fmt::Display for AdminError {
             AdminError::NotFound(m)
             | AdminError::Invalid(m)
             | AdminError::Timeout(m)
-            | AdminError::Io(m) => f.write_str(m),
+            | AdminError::Io(m)
+            | AdminError::Registry(m) => f.write_str(m),
             AdminError::Apply(e) => write!(f, "{e}"),
         }
     }

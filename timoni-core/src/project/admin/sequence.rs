@@ -208,7 +208,7 @@ fn resolve(image: &ImageRef, connect: &ConnectOptions) -> Result<ImageRef, Admin
     }
     let url = image_url(image)?;
     let registry = oci::connect(&url, connect).map_err(|e| {
-        AdminError::Invalid(format!(
+        AdminError::Registry(format!(
             "cannot resolve the controller image {} to a digest: {e}",
             image.tagged()
         ))
@@ -221,13 +221,14 @@ fn push_artifact(
     push: &PushProject,
     ui: &mut dyn BootstrapUi,
 ) -> Result<ArtifactReference, AdminError> {
-    let invalid = |e: &dyn std::fmt::Display| AdminError::Invalid(e.to_string());
-    let url = ArtifactUrl::parse(&opts.spec.repository).map_err(|e| invalid(&e))?;
+    let failed = |e: &dyn std::fmt::Display| AdminError::Registry(e.to_string());
+    let url = ArtifactUrl::parse(&opts.spec.repository)
+        .map_err(|e| AdminError::Invalid(format!("invalid --repository: {e}")))?;
     let connect = ConnectOptions {
         creds: opts.spec.creds.clone(),
         ..opts.connect.clone()
     };
-    let registry = oci::connect(&url, &connect).map_err(|e| invalid(&e))?;
+    let registry = oci::connect(&url, &connect).map_err(|e| failed(&e))?;
     let (_, pushed) = push_project(
         &registry,
         &push.dir,
@@ -237,7 +238,7 @@ fn push_artifact(
         &Default::default(),
         push.source_date_epoch.as_deref(),
     )
-    .map_err(|e| invalid(&e))?;
+    .map_err(|e| failed(&e))?;
     ui.progress(Progress::Pushed {
         url: &url,
         pushed: &pushed,
