@@ -745,8 +745,9 @@ async fn run_project(
 
 /// Between artifact changes: dry-runs the applied artifact against the live objects (a
 /// server-side apply dry run of every object of every instance). With `DriftMode::Correct`,
-/// the objects found drifted (edited or deleted by hand) are applied again, only those, and a
-/// `DriftCorrected` Event lists them; with `Report` only a `DriftDetected` Event. Neither
+/// the objects found drifted (edited or deleted by hand) are applied again, only those, and
+/// waited for until ready (health checks included), and a `DriftCorrected` Event lists them;
+/// with `Report` only a `DriftDetected` Event. Neither
 /// writes the status nor the inventories: the applied artifact and its instances are the same.
 async fn check_drift(
     project: &Project,
@@ -794,7 +795,7 @@ async fn check_drift(
         publish(
             ctx,
             project,
-            events::drift(mode == DriftMode::Correct, &drifted),
+            events::drift(mode == DriftMode::Correct, &drifted, failure.as_deref()),
         )
         .await;
     }
