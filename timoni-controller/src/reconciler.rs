@@ -680,6 +680,8 @@ async fn run_project(
                     if let Some(c) = s.components.iter_mut().find(|c| &c.name == component) {
                         c.phase = phase::PROGRESSING.into();
                         c.started_at = Some(at.to_string());
+                        // The artifact being applied, while it is.
+                        c.digest = Some(digest.clone());
                         c.error = None;
                     }
                     live = Some(s.clone());

@@ -1,7 +1,7 @@
 //! The sequence of `timoni project bootstrap`: check the Project's objects, decide what the
-//! cluster lacks ([`steps`]), resolve the controller image to a digest, ask before installing
-//! the controller, push the Project, install the CRD and the controller, then apply the
-//! objects that subscribe the cluster. The CLI parses flags into [`BootstrapOptions`], calls
+//! cluster lacks ([`steps`]), ask before installing the controller, resolve its image to a
+//! digest, push the Project, install the CRD and the controller, then apply the objects that
+//! subscribe the cluster. The CLI parses flags into [`BootstrapOptions`], calls
 //! [`bootstrap`] and renders what [`BootstrapUi`] is told.
 
 use std::path::PathBuf;
