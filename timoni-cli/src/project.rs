@@ -9,12 +9,14 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{ArgAction, Subcommand};
-use timoni_core::cluster::ObjRef;
 use timoni_core::oci::ArtifactUrl;
 use timoni_core::project::admin::bootstrap::{
-    self, BootstrapSpec, CONTROLLER_NAME, CONTROLLER_NAMESPACE, ControllerInstall,
+    self, BootstrapSpec, CONTROLLER_NAME, CONTROLLER_NAMESPACE,
 };
 use timoni_core::project::admin::ops::{self, DeleteOptions};
+use timoni_core::project::admin::sequence::{
+    self, BootstrapOptions, BootstrapUi, Consent, Progress, PushProject,
+};
 use timoni_core::project::api::Project;
 use timoni_core::project::source::push_project;
 
@@ -106,10 +108,16 @@ struct Bootstrap {
     /// The ClusterRole bound to the service account in the Project's namespace.
     #[arg(long, default_value = "admin")]
     service_account_role: String,
-    /// The controller image, `repository[:tag][@digest]` [default: the image recorded in the
-    /// controller module by the release that pushed it, by digest].
+    /// The controller image, `repository[:tag][@digest]`, installed by digest (a tag is
+    /// resolved through its registry) [default: the image recorded in the controller module
+    /// by the release that pushed it].
     #[arg(long, value_name = "IMAGE")]
     controller_image: Option<String>,
+    /// Install the controller when the cluster lacks it; with false, only the Project CRD is
+    /// installed (the controller runs elsewhere).
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    install_controller: bool,
     /// Install the controller without asking.
     #[arg(short, long)]
     yes: bool,
@@ -218,22 +226,54 @@ fn project_file(p: &Path) -> Result<(PathBuf, String)> {
     Ok((dir.to_path_buf(), name.to_string()))
 }
 
-/// Asks on stderr whether to install the controller; refuses without a terminal.
-fn confirm_install() -> Result<()> {
-    let ask = format!("install the Timoni controller in {CONTROLLER_NAMESPACE}? [y/N] ");
-    if !std::io::stdin().is_terminal() {
-        bail!(
-            "the Timoni controller is not installed in {CONTROLLER_NAMESPACE} and there is no terminal to confirm its installation: run again with --yes to install it"
-        );
+/// Asks on stderr whether to install the controller and renders the bootstrap's progress.
+struct BootstrapTerminal {
+    project: String,
+    controller_log: Option<crate::apply::Log>,
+}
+
+impl BootstrapUi for BootstrapTerminal {
+    fn confirm_install(&mut self) -> Consent {
+        if !std::io::stdin().is_terminal() {
+            return Consent::Unavailable;
+        }
+        eprint!("install the Timoni controller in {CONTROLLER_NAMESPACE}? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        if std::io::stdin().lock().read_line(&mut answer).is_err() {
+            return Consent::Unavailable;
+        }
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Consent::Given,
+            _ => Consent::Refused,
+        }
     }
-    eprint!("{ask}");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer)?;
-    if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-        bail!("aborted: the Timoni controller is needed to reconcile Projects");
+
+    fn progress(&mut self, p: Progress<'_>) {
+        match p {
+            Progress::Pushed { url, pushed } => output::info(format!(
+                "pushed project {} to {}@{}",
+                self.project,
+                url.with_tag(&pushed.tag),
+                pushed.digest
+            )),
+            Progress::CrdEstablished => output::info(format!(
+                "CustomResourceDefinition/{} established",
+                bootstrap::CRD_NAME
+            )),
+            Progress::Controller(e) => self
+                .controller_log
+                .get_or_insert_with(|| {
+                    crate::apply::Log::new(false, CONTROLLER_NAME, CONTROLLER_NAMESPACE)
+                })
+                .event(e),
+            Progress::Applied(r) => {
+                // The controller's apply has ended: its spinner goes.
+                self.controller_log = None;
+                output::info(format!("{r} applied"))
+            }
+        }
     }
-    Ok(())
 }
 
 fn run_bootstrap(a: Bootstrap, settings: &Settings) -> Result<ExitCode> {
@@ -245,74 +285,37 @@ fn run_bootstrap(a: Bootstrap, settings: &Settings) -> Result<ExitCode> {
     let spec = BootstrapSpec {
         project: definition.name.clone(),
         namespace: namespace.clone(),
-        service_account: a
-            .service_account
-            .clone()
-            .unwrap_or_else(|| definition.name.clone()),
-        role: a.service_account_role.clone(),
-        repository: a.repository.clone(),
-        tag: a.tag.clone(),
-        path: file.clone(),
-        cluster_name: a.cluster_name.clone().unwrap_or_default(),
-        cluster_group: a.cluster_group.clone().unwrap_or_default(),
-        interval: a.interval.clone(),
-        creds: a.repository_creds.clone(),
+        service_account: a.service_account.unwrap_or_else(|| definition.name.clone()),
+        role: a.service_account_role,
+        repository: a.repository,
+        tag: a.tag,
+        path: file,
+        cluster_name: a.cluster_name.unwrap_or_default(),
+        cluster_group: a.cluster_group.unwrap_or_default(),
+        interval: a.interval,
+        creds: a.repository_creds,
     };
-    // Checked before anything is pushed or installed.
-    let objects = bootstrap::bootstrap_objects(&spec)?;
-
-    if a.push_artifact {
-        let url = ArtifactUrl::parse(&a.repository)?;
-        let creds = Creds {
-            creds: a.repository_creds.clone(),
-        };
-        let reg = settings.registry(&url, creds.get())?;
-        let sde = &settings.source_date_epoch;
-        let (_, pushed) = push_project(
-            &reg,
-            &dir,
-            &file,
-            &url,
-            std::slice::from_ref(&a.tag),
-            &Default::default(),
-            sde.as_deref(),
-        )
+    let opts = BootstrapOptions {
+        spec,
+        push: a.push_artifact.then(|| PushProject {
+            dir,
+            source_date_epoch: settings.source_date_epoch.clone(),
+        }),
+        install_controller: a.install_controller,
+        yes: a.yes,
+        controller_image: a.controller_image,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        wait: a.wait,
+        timeout: settings.timeout,
+        poll: settings.poll,
+        connect: settings.connect_options(None),
+    };
+    let mut ui = BootstrapTerminal {
+        project: definition.name.clone(),
+        controller_log: None,
+    };
+    sequence::bootstrap(&cluster, &opts, &mut ui)
         .map_err(|e| anyhow::anyhow!(crate::relative(&e.to_string())))?;
-        output::info(format!(
-            "pushed project {} to {}@{}",
-            definition.name,
-            url.with_tag(&pushed.tag),
-            pushed.digest
-        ));
-    }
-
-    let poll = settings.poll;
-    let state = bootstrap::controller_state(&cluster)?;
-    if !state.installed() {
-        if !a.yes {
-            confirm_install()?;
-        }
-        bootstrap::install_crd(&cluster, settings.timeout, poll)?;
-        output::info(format!(
-            "CustomResourceDefinition/{} established",
-            bootstrap::CRD_NAME
-        ));
-        let version = env!("CARGO_PKG_VERSION");
-        let install = ControllerInstall {
-            image: a.controller_image.clone(),
-            version: version.to_string(),
-            wait: a.wait,
-            timeout: settings.timeout,
-            poll,
-        };
-        let mut log = crate::apply::Log::new(false, CONTROLLER_NAME, CONTROLLER_NAMESPACE);
-        let result = bootstrap::install_controller(&cluster, &install, &mut |e| log.event(e));
-        log.finish();
-        result?;
-    }
-    bootstrap::apply_objects(&cluster, &objects, &mut |r: &ObjRef| {
-        output::info(format!("{r} applied"))
-    })?;
     output::info(format!(
         "project {} bootstrapped in namespace {namespace}",
         definition.name

@@ -109,6 +109,9 @@ fn redact(s: &str) -> String {
     port.replace_all(&s, "127.0.0.1:[PORT]").into_owned()
 }
 
+/// A controller image digest given on the command line: installed as is, nothing resolved.
+const PINNED: &str = "sha256:4ad3c1f6d2a1c8bb2d3c0e0f1a5e6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6";
+
 fn obj(kind: &str, api_version: &str, namespace: &str, name: &str) -> ObjRef {
     ObjRef {
         api_version: api_version.into(),
@@ -192,7 +195,7 @@ fn bootstrap_installs_the_controller_and_subscribes_the_cluster() {
         "--repository-creds",
         "bot:s3cret",
         "--controller-image",
-        "127.0.0.1:5000/timoni-controller:v9",
+        &format!("127.0.0.1:5000/timoni-controller:v9@{PINNED}"),
         "--interval",
         "2m",
     ])));
@@ -225,7 +228,11 @@ fn bootstrap_installs_the_controller_and_subscribes_the_cluster() {
         ),
     );
     let container = &dep["spec"]["template"]["spec"]["containers"][0];
-    assert_eq!(container["image"], "127.0.0.1:5000/timoni-controller:v9");
+    assert_eq!(
+        container["image"],
+        format!("127.0.0.1:5000/timoni-controller@{PINNED}"),
+        "the Deployment names the image by digest"
+    );
     assert_eq!(
         container["args"],
         json!(["--cache-dir=/tmp/cache", "--leader-elect"])
@@ -303,8 +310,8 @@ fn list_status_events_reconcile_suspend_resume_and_delete() {
         "oci://127.0.0.1:5000/projects/demo",
         "-n",
         "apps",
-        "--yes",
-        "--wait=false",
+        // Only the CRD: these commands talk to the API server, no controller answers them.
+        "--install-controller=false",
     ]);
     assert!(boot.contains("exit: 0"), "{boot}");
     // A second Project in another namespace, created directly.
@@ -636,24 +643,71 @@ fn bootstrap_pushes_the_artifact_with_the_repository_creds() {
     let s = Session::new(&env);
     let d = demo().display().to_string();
     let url = reg.url("projects/demo");
-    let out = s.run(&[
-        "project",
-        "bootstrap",
-        &d,
-        "--repository",
-        &url,
-        "--repository-creds",
-        "bot:s3cret",
-        "--tag",
-        "production",
-        "--push-artifact",
-        "true",
-        "-n",
-        "prod",
-        "--yes",
-        "--wait=false",
-    ]);
+    let bootstrap = |extra: &[&str]| {
+        let mut args = vec![
+            "project",
+            "bootstrap",
+            &d,
+            "--repository",
+            &url,
+            "--repository-creds",
+            "bot:s3cret",
+            "--tag",
+            "production",
+            "--push-artifact",
+            "true",
+            "-n",
+            "prod",
+            "--yes",
+            "--wait=false",
+        ];
+        args.extend(extra);
+        s.run(&args)
+    };
+    // A controller image named by a tag its registry does not resolve (here without the
+    // credentials it wants) is refused before anything is pushed or installed.
+    let image = format!("{}/timoni/controller:v1", reg.host());
+    let refused = bootstrap(&["--controller-image", &image]);
+    assert!(refused.contains("exit: 1"), "{refused}");
+    assert!(
+        refused.contains(
+            "cannot resolve the controller image 127.0.0.1:[PORT]/timoni/controller:v1 to a digest: "
+        ) && refused.contains(
+            "give it by digest with --controller-image 127.0.0.1:[PORT]/timoni/controller@sha256:<digest>"
+        ),
+        "{refused}"
+    );
+    let c = s.cluster();
+    assert!(
+        c.get(&obj("Namespace", "v1", "", "prod"))
+            .unwrap()
+            .is_none(),
+        "nothing is applied after a refusal"
+    );
+    let listed = s.run(&["artifact", "list", &url, "--creds", "bot:s3cret"]);
+    assert!(
+        !listed.contains("production"),
+        "nothing is pushed: {listed}"
+    );
+
+    // The controller runs elsewhere: only the CRD is installed, with the Project's objects.
+    let out = bootstrap(&["--install-controller=false"]);
     assert!(out.contains("exit: 0"), "{out}");
+    assert!(
+        out.contains("CustomResourceDefinition/projects.projects.timoni.sh established"),
+        "{out}"
+    );
+    assert!(
+        c.get(&obj(
+            "Deployment",
+            "apps/v1",
+            "timoni-system",
+            "timoni-controller"
+        ))
+        .unwrap()
+        .is_none(),
+        "the controller is not installed: {out}"
+    );
     assert!(
         out.contains(
             "pushed project demo to oci://127.0.0.1:[PORT]/projects/demo:production@sha256:"
@@ -666,7 +720,6 @@ fn bootstrap_pushes_the_artifact_with_the_repository_creds() {
     let denied = s.run(&["artifact", "list", &url]);
     assert!(denied.contains("exit: 1"), "{denied}");
     // The pull Secret holds the same credentials for the registry's host.
-    let c = s.cluster();
     let secret = get(&c, &obj("Secret", "v1", "prod", "demo-registry"));
     let config = secret["data"][".dockerconfigjson"].as_str().unwrap();
     let config =
@@ -721,6 +774,7 @@ fn bootstrap_asks_before_installing_the_controller() {
     };
     let s = Session::new(&env);
     let d = demo().display().to_string();
+    let image = format!("127.0.0.1:5000/timoni-controller@{PINNED}");
     let args = [
         "project",
         "bootstrap",
@@ -730,6 +784,8 @@ fn bootstrap_asks_before_installing_the_controller() {
         "-n",
         "apps",
         "--wait=false",
+        "--controller-image",
+        &image,
     ];
     let Some((code, shown)) = on_terminal(&s, &args, "n\n") else {
         return;
@@ -876,8 +932,8 @@ fn the_cli_drives_the_controller_process() {
         // envtest runs no controller-manager, so the aggregated `admin` ClusterRole is empty.
         "--service-account-role",
         "cluster-admin",
-        "--yes",
-        "--wait=false",
+        // The controller runs as a process below, not as a Deployment.
+        "--install-controller=false",
     ]);
     assert!(boot.contains("exit: 0"), "{boot}");
 

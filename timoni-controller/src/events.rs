@@ -4,8 +4,8 @@
 //! resources as `Kind/namespace/name action`), one per instance uninstalled (`InstanceDeleted`
 //! / `InstanceDeleteFailed`) and one per reconcile result (`ReconciliationSucceeded` /
 //! `ReconciliationFailed`), and one per drift found between artifact changes (`DriftCorrected`
-//! / `DriftDetected`, listing the objects). Notes are cut to stay under the API's 1 KiB limit,
-//! condition messages under [`MAX_MESSAGE`].
+//! / `DriftDetected`, listing the objects and whether each was edited or deleted). Notes are
+//! cut to stay under the API's 1 KiB limit, condition messages under [`MAX_MESSAGE`].
 
 use kube::runtime::events::{Event, EventType};
 use timoni_core::project::reconcile::{InstanceEvent, ProjectEvent};
@@ -108,21 +108,39 @@ pub fn for_project_event(e: &ProjectEvent, digest: &str) -> Option<Event> {
     })
 }
 
-/// The Event of a drift check that found `objects` (`Kind/namespace/name created|configured`)
-/// different from what was applied: corrected (re-applied) or only reported.
-pub fn drift(corrected: bool, objects: &[String]) -> Event {
-    let (type_, reason, head) = if corrected {
-        (
+/// The Event of a drift check that found `objects` (`Kind/namespace/name edited|deleted`)
+/// different from what was applied: restored (re-applied and waited for until ready; `failure`
+/// when that failed) or only reported.
+pub fn drift(corrected: bool, objects: &[String], failure: Option<&str>) -> Event {
+    let n = objects.len();
+    let them = if n == 1 {
+        "1 object".to_string()
+    } else {
+        format!("{n} objects")
+    };
+    let (type_, reason, head) = match (corrected, failure) {
+        (true, None) => (
             EventType::Normal,
             "DriftCorrected",
-            "re-applied objects changed or deleted outside the controller:",
-        )
-    } else {
-        (
+            format!(
+                "restored {them} edited or deleted outside the controller (re-applied, ready):"
+            ),
+        ),
+        (true, Some(f)) => (
+            EventType::Warning,
+            "DriftCorrected",
+            format!(
+                "re-applied {them} edited or deleted outside the controller, then: {}\nre-applied:",
+                f.replace('\n', "; ")
+            ),
+        ),
+        (false, _) => (
             EventType::Warning,
             "DriftDetected",
-            "objects changed or deleted outside the controller (spec.drift: Report):",
-        )
+            format!(
+                "{them} edited or deleted outside the controller, left as found (spec.drift: Report):"
+            ),
+        ),
     };
     let note = format!("{head}\n{}", objects.join("\n"));
     Event {
@@ -162,6 +180,39 @@ mod tests {
     use timoni_core::cluster::ObjRef;
     use timoni_core::cluster::apply::{Action, Change};
     use timoni_core::project::api::InstanceRef;
+
+    #[test]
+    fn drift_events_say_what_was_restored() {
+        let objects = [
+            "ConfigMap/web/a edited".to_string(),
+            "Service/web/b deleted".into(),
+        ];
+        let e = drift(true, &objects, None);
+        assert_eq!(
+            (e.type_, e.reason.as_str()),
+            (EventType::Normal, "DriftCorrected")
+        );
+        assert_eq!(
+            e.note.unwrap(),
+            "restored 2 objects edited or deleted outside the controller (re-applied, ready):\nConfigMap/web/a edited\nService/web/b deleted"
+        );
+        let e = drift(true, &objects[..1], Some("timeout waiting for: [x]\nmore"));
+        assert_eq!(e.type_, EventType::Warning);
+        assert_eq!(
+            e.note.unwrap(),
+            "re-applied 1 object edited or deleted outside the controller, then: timeout waiting for: [x]; more\nre-applied:\nConfigMap/web/a edited"
+        );
+        let e = drift(false, &objects[..1], None);
+        assert_eq!(
+            (e.type_, e.reason.as_str()),
+            (EventType::Warning, "DriftDetected")
+        );
+        assert!(
+            e.note
+                .unwrap()
+                .contains("left as found (spec.drift: Report):")
+        );
+    }
 
     #[test]
     fn instance_notes_list_changes_and_stay_under_the_limit() {

@@ -680,6 +680,8 @@ async fn run_project(
                     if let Some(c) = s.components.iter_mut().find(|c| &c.name == component) {
                         c.phase = phase::PROGRESSING.into();
                         c.started_at = Some(at.to_string());
+                        // The artifact being applied, while it is.
+                        c.digest = Some(digest.clone());
                         c.error = None;
                     }
                     live = Some(s.clone());
@@ -745,8 +747,9 @@ async fn run_project(
 
 /// Between artifact changes: dry-runs the applied artifact against the live objects (a
 /// server-side apply dry run of every object of every instance). With `DriftMode::Correct`,
-/// the objects found drifted (edited or deleted by hand) are applied again, only those, and a
-/// `DriftCorrected` Event lists them; with `Report` only a `DriftDetected` Event. Neither
+/// the objects found drifted (edited or deleted by hand) are applied again, only those, and
+/// waited for until ready (health checks included), and a `DriftCorrected` Event lists them;
+/// with `Report` only a `DriftDetected` Event. Neither
 /// writes the status nor the inventories: the applied artifact and its instances are the same.
 async fn check_drift(
     project: &Project,
@@ -794,7 +797,7 @@ async fn check_drift(
         publish(
             ctx,
             project,
-            events::drift(mode == DriftMode::Correct, &drifted),
+            events::drift(mode == DriftMode::Correct, &drifted, failure.as_deref()),
         )
         .await;
     }

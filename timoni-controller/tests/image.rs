@@ -3,7 +3,8 @@
 //! pushed to a real docker-registry (its digest written into the controller module's values),
 //! inspected with `skopeo`, copied out with `skopeo` to an
 //! OCI layout, unpacked, and its binary started from the unpacked root (`unshare` + `chroot`
-//! as user 65532) against an envtest API server until its `/readyz` answers 200. Skips loudly
+//! as user 65532) against an envtest API server until its `/readyz` answers 200; then
+//! `project bootstrap` with the pushed tag installs the image by its digest. Skips loudly
 //! without the registry, envtest, `skopeo` or the packages (`TIMONI_REQUIRE_DEBS=1` fails
 //! instead when the packages cannot be fetched).
 
@@ -21,7 +22,12 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::PostParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client};
-use timoni_core::project::admin::bootstrap;
+use timoni_core::cluster::kube::{KubeCluster, KubeOptions};
+use timoni_core::cluster::{Cluster, ObjRef};
+use timoni_core::project::admin::bootstrap::{self, BootstrapSpec};
+use timoni_core::project::admin::sequence::{
+    self, BootstrapOptions, BootstrapUi, Consent, Progress,
+};
 
 const CRD: &str = include_str!("../config/crd/projects.timoni.sh.yaml");
 
@@ -261,4 +267,61 @@ fn the_image_is_reproducible_pushed_inspected_and_its_binary_starts_from_its_roo
     let first_line: serde_json::Value =
         serde_json::from_str(logs.lines().next().unwrap_or("")).expect("JSON logs by default");
     assert_eq!(first_line["level"], "INFO");
+
+    // `project bootstrap --controller-image REPO:TAG` installs the pushed image by the digest
+    // its registry answers for the tag.
+    let cluster = KubeCluster::connect(&KubeOptions {
+        kubeconfig: Some(env.kubeconfig()),
+        ..Default::default()
+    })
+    .unwrap();
+    let opts = BootstrapOptions {
+        spec: BootstrapSpec {
+            project: "demo".into(),
+            namespace: "apps".into(),
+            service_account: "demo".into(),
+            role: "admin".into(),
+            repository: reg.url("projects/demo"),
+            tag: "latest".into(),
+            path: "project.cue".into(),
+            ..Default::default()
+        },
+        push: None,
+        install_controller: true,
+        yes: true,
+        controller_image: Some(format!("{}/timoni/controller:test", reg.host())),
+        version: "0.0.0".into(),
+        wait: false,
+        timeout: Duration::from_secs(60),
+        poll: Duration::from_millis(200),
+        connect: Default::default(),
+    };
+    let report = sequence::bootstrap(&cluster, &opts, &mut Unattended).unwrap();
+    let sequence::ControllerOutcome::Installed { image, .. } = report.controller else {
+        panic!("the controller was not installed: {report:?}");
+    };
+    assert_eq!(image.digest, digest);
+    let deployment = cluster
+        .get(&ObjRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: bootstrap::CONTROLLER_NAMESPACE.into(),
+            name: bootstrap::CONTROLLER_NAME.into(),
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        format!("{}/timoni/controller@{digest}", reg.host())
+    );
+}
+
+/// A bootstrap with `--yes`: nobody is asked, progress is not shown.
+struct Unattended;
+
+impl BootstrapUi for Unattended {
+    fn confirm_install(&mut self) -> Consent {
+        unreachable!("--yes asks nothing")
+    }
+    fn progress(&mut self, _: Progress<'_>) {}
 }

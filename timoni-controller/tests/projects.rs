@@ -781,9 +781,9 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
         (!e.is_empty()).then_some(e)
     });
     let note = corrected[0].note.clone().unwrap_or_default();
-    assert!(
-        note.ends_with("\nConfigMap/web/web-main configured"),
-        "{note}"
+    assert_eq!(
+        note,
+        "restored 1 object edited or deleted outside the controller (re-applied, ready):\nConfigMap/web/web-main edited"
     );
 
     // Deleted by hand: recreated.
@@ -797,7 +797,7 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
         (e.len() >= 2).then_some(e)
     });
     let note = corrected.last().unwrap().note.clone().unwrap_or_default();
-    assert!(note.ends_with("\nConfigMap/web/web-main created"), "{note}");
+    assert!(note.ends_with("\nConfigMap/web/web-main deleted"), "{note}");
     let st = c.status("team", "solo");
     assert_eq!(ready_since(&st), since, "Ready did not transition");
     assert_eq!(
@@ -828,7 +828,7 @@ fn runs_can_be_watched_drift_is_corrected_or_reported_and_build_errors_stall() {
             .note
             .as_deref()
             .unwrap_or("")
-            .ends_with("\nConfigMap/web/web-main configured")
+            .ends_with("\nConfigMap/web/web-main edited")
     );
     std::thread::sleep(Duration::from_secs(2)); // two intervals
     assert_eq!(

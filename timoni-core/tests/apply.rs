@@ -819,9 +819,9 @@ fn delete_keeps_the_inventory_when_the_wait_times_out() {
     assert!(c.get(&held).unwrap().is_none());
 }
 
-/// Drift correction re-applies what was edited or deleted since the apply, and only that: the
-/// other objects are reported unchanged, a present one-off object is left alone, and the
-/// inventory Secret is not written.
+/// Drift correction re-applies what was edited or deleted since the apply, and only that, and
+/// waits for those: the other objects are reported unchanged, a present one-off object is left
+/// alone, and the inventory Secret is not written.
 #[test]
 fn correct_drift_applies_only_what_drifted() {
     let Some(env) = envtest::Envtest::start() else {
@@ -842,7 +842,22 @@ fn correct_drift_applies_only_what_drifted() {
     let mut fix = req.clone();
     fix.dry_run = true;
     fix.correct_drift = true;
-    let changes = apply(&c, &fix);
+    // Only the re-applied objects are waited for, as an apply waits for its objects.
+    let mut waited = 0;
+    let mut ready = 0;
+    let report = apply_instance(&c, &fix, &mut |e| match e {
+        timoni_core::cluster::apply::Event::Waiting { count, .. } => waited += count,
+        timoni_core::cluster::apply::Event::Ready { .. } => ready += 1,
+        _ => {}
+    })
+    .expect("drift correction");
+    assert_eq!(waited, 2, "the created and the configured object");
+    assert!(ready >= 1);
+    let changes: Vec<(String, Action)> = report
+        .changes
+        .into_iter()
+        .map(|c| (c.object.to_string(), c.action))
+        .collect();
     let drifted: Vec<&(String, Action)> = changes
         .iter()
         .filter(|(_, a)| *a != Action::Unchanged)

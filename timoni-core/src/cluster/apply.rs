@@ -7,7 +7,7 @@
 //!    and any pending revision, minus the new inventory.
 //! 3. `dry_run`: a server dry run per object, reported (with diffs on request) and nothing more;
 //!    with `correct_drift`, the objects the dry run would create or change are applied, in the
-//!    same order (drift correction between two applies of the same build).
+//!    same order, and waited for (drift correction between two applies of the same build).
 //! 4. Install: the intended inventory is saved before anything else is touched; upgrade: a
 //!    changed inventory is saved as `pending` (with the entries of an earlier pending revision,
 //!    so that nothing an interrupted run applied is forgotten).
@@ -62,8 +62,9 @@ pub struct ApplyRequest {
     /// With `dry_run`: compute diffs (Secret data masked).
     pub diff: bool,
     /// With `dry_run`: apply the objects the dry run would create or change (drift correction:
-    /// objects deleted or edited by hand since the last apply), and only those. The inventory
-    /// is neither read for pruning nor written, and nothing is waited for.
+    /// objects deleted or edited by hand since the last apply), and only those, then (with
+    /// `wait`) wait for those to be ready as an apply does. The inventory is neither read for
+    /// pruning nor written.
     pub correct_drift: bool,
     pub force: bool,
     pub overwrite_ownership: bool,
@@ -709,13 +710,22 @@ pub fn apply_instance_sharing(
                 namespace: namespace.to_string(),
             });
         }
-        for (_, objs) in &sets {
+        // Corrections are waited for as an apply waits for its objects, health checks
+        // included; the rest of the instance was not touched.
+        let health = if req.correct_drift && req.wait {
+            let h = HealthChecks::load(&opts).map_err(ApplyError::Build)?;
+            (!h.checks.is_empty()).then_some(h)
+        } else {
+            None
+        };
+        for (set_name, objs) in &sets {
             let mut objs: Vec<&Prepared> = objs.iter().collect();
             objs.sort_by(|a, b| {
                 stage(&a.r.kind)
                     .cmp(&stage(&b.r.kind))
                     .then_with(|| ssa_cmp(&a.r, &b.r))
             });
+            let mut corrected = Vec::new();
             for p in objs {
                 let r = &p.r;
                 let live = cluster.get(r).map_err(cerr(format!("reading {r}")))?;
@@ -746,6 +756,9 @@ pub fn apply_instance_sharing(
                 if req.correct_drift && matches!(action, Action::Created | Action::Configured) {
                     let c = apply_one(cluster, p, req.force, req.timeout, req.poll)?;
                     emit(events, &mut changes, c);
+                    if annotation(&p.object, ANNOTATION_WAIT) != Some("disabled") {
+                        corrected.push(r.clone());
+                    }
                     continue;
                 }
                 let d =
@@ -759,6 +772,29 @@ pub fn apply_instance_sharing(
                         diff: d,
                     },
                 );
+            }
+            if req.wait && !corrected.is_empty() {
+                events(&Event::Waiting {
+                    set: set_name.clone(),
+                    count: corrected.len(),
+                });
+                let mut progress = |pending: &[String]| {
+                    events(&Event::Progress {
+                        set: set_name.clone(),
+                        pending: pending.to_vec(),
+                    })
+                };
+                wait_ready(
+                    cluster,
+                    &corrected,
+                    health.as_ref(),
+                    req.timeout,
+                    req.poll,
+                    &mut progress,
+                )?;
+                events(&Event::Ready {
+                    set: set_name.clone(),
+                });
             }
         }
         for r in &stale {

@@ -168,14 +168,17 @@ pub fn stale(previous: &[InstanceRef], current: &[InstanceRef]) -> Vec<InstanceR
         .collect()
 }
 
-/// The objects a drift check found different from what was applied: those it had to create
-/// (deleted by hand) or that the server-side apply changed (edited by hand), as
-/// `Kind/namespace/name created|configured`.
+/// The objects a drift check found different from what was applied, and what happened to
+/// them: those it had to create were deleted by hand, those the server-side apply changed were
+/// edited; as `Kind/namespace/name deleted|edited`.
 pub fn drifted(changes: &[Change]) -> Vec<String> {
     changes
         .iter()
-        .filter(|c| matches!(c.action, Action::Created | Action::Configured))
-        .map(|c| format!("{} {}", c.object, c.action))
+        .filter_map(|c| match c.action {
+            Action::Created => Some(format!("{} deleted", c.object)),
+            Action::Configured => Some(format!("{} edited", c.object)),
+            _ => None,
+        })
         .collect()
 }
 
@@ -348,7 +351,7 @@ mod tests {
     }
 
     #[test]
-    fn drift_is_what_had_to_be_created_or_configured() {
+    fn drift_is_what_was_edited_or_deleted() {
         let obj = |kind: &str, name: &str| ObjRef {
             api_version: "v1".into(),
             kind: kind.into(),
@@ -367,10 +370,7 @@ mod tests {
         ];
         assert_eq!(
             drifted(&changes),
-            [
-                "ConfigMap/ns/edited configured",
-                "Service/ns/deleted created"
-            ]
+            ["ConfigMap/ns/edited edited", "Service/ns/deleted deleted"]
         );
     }
 }

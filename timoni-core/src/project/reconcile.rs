@@ -45,7 +45,8 @@ pub struct ReconcileOptions {
     /// pruned; the instance events report what an apply would create or configure.
     pub dry_run: bool,
     /// With `dry_run`: apply the objects the dry run finds drifted (deleted or edited since the
-    /// last apply), only those; the instance events report them created or configured.
+    /// last apply), only those, and wait for them to be ready; the instance events report them
+    /// created or configured.
     pub correct_drift: bool,
 }
 
@@ -483,7 +484,8 @@ fn run_component(
         correct_drift: opts.dry_run && opts.correct_drift,
         force: false,
         overwrite_ownership: false,
-        wait: !opts.dry_run,
+        // A drift check waits only for what it corrected.
+        wait: !opts.dry_run || opts.correct_drift,
         timeout: opts.timeout,
         poll: opts.poll,
     };

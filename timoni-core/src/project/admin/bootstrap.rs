@@ -21,7 +21,7 @@ use crate::cluster::apply::{ApplyReport, ApplyRequest, Event, apply_instance};
 use crate::cluster::inventory::{LABEL_CREATED_BY, ModuleReference};
 use crate::cluster::{ApplyOptions, Cluster, ObjRef, Object};
 use crate::instance::BuildOptions;
-use crate::oci::ArtifactUrl;
+use crate::oci::{ArtifactUrl, Registry};
 use crate::project::api::{
     CLUSTER_ANNOTATION, GROUP_ANNOTATION, Project, ProjectSource, ProjectSpec, parse_duration,
 };
@@ -53,7 +53,7 @@ pub fn write_controller_module(dest: &Path) -> Result<(), AdminError> {
 }
 
 /// An image reference split into what the module's `image` value holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct ImageRef {
     pub repository: String,
     pub tag: String,
@@ -87,13 +87,86 @@ pub fn split_image(image: &str, default_tag: &str) -> Result<ImageRef, AdminErro
     })
 }
 
+impl ImageRef {
+    /// `repository:tag`, the reference a registry resolves to a digest.
+    pub fn tagged(&self) -> String {
+        format!("{}:{}", self.repository, self.tag)
+    }
+
+    /// The reference the Deployment names: `repository@digest` when the digest is known.
+    pub fn reference(&self) -> String {
+        if self.digest.is_empty() {
+            self.tagged()
+        } else {
+            format!("{}@{}", self.repository, self.digest)
+        }
+    }
+}
+
+/// The image the embedded controller module names by default: the one its `values.cue` holds
+/// (written by `controller-image --values-file` when a release is pushed).
+pub fn default_image() -> Result<ImageRef, AdminError> {
+    let text = CONTROLLER
+        .get_file("values.cue")
+        .and_then(|f| f.contents_utf8())
+        .unwrap_or_default();
+    image_of_values(text)
+}
+
+/// The `values.image` of a controller module's `values.cue`, defaults taken.
+pub fn image_of_values(text: &str) -> Result<ImageRef, AdminError> {
+    let bad = |e: cue_eval::Error| {
+        AdminError::Invalid(format!("the controller module's values.cue: {e}"))
+    };
+    cue_eval::Context::new()
+        .compile_file("values.cue", text)
+        .and_then(|v| v.lookup("values.image"))
+        .and_then(|v| v.decode::<ImageRef>())
+        .map_err(bad)
+}
+
+/// The image to install: `given` (`--controller-image`) else the module's default. Either may
+/// lack a digest; [`resolve_image`] then asks its registry.
+pub fn chosen_image(given: Option<&str>, version: &str) -> Result<ImageRef, AdminError> {
+    match given {
+        Some(image) => split_image(image, version),
+        None => default_image(),
+    }
+}
+
+/// The OCI URL of `image`'s tag, for a registry client.
+pub fn image_url(image: &ImageRef) -> Result<ArtifactUrl, AdminError> {
+    ArtifactUrl::parse(&format!("oci://{}", image.tagged())).map_err(|e| {
+        AdminError::Invalid(format!("invalid controller image {}: {e}", image.tagged()))
+    })
+}
+
+/// `image` with its digest: kept when it has one, else the digest `registry` answers for its
+/// tag. A tag is never installed as such: a Deployment naming a tag runs whatever the tag
+/// points to when a node pulls it, so the installed controller could differ from node to node.
+pub fn resolve_image(image: &ImageRef, registry: &dyn Registry) -> Result<ImageRef, AdminError> {
+    if !image.digest.is_empty() {
+        return Ok(image.clone());
+    }
+    let url = image_url(image)?;
+    let digest = registry.manifest_digest(&url).map_err(|e| {
+        AdminError::Registry(format!(
+            "cannot resolve the controller image {} to a digest: {e}; give it by digest with --controller-image {}@sha256:<digest>",
+            image.tagged(),
+            image.repository
+        ))
+    })?;
+    Ok(ImageRef {
+        digest,
+        ..image.clone()
+    })
+}
+
 /// The controller's installation.
 #[derive(Clone, Debug)]
 pub struct ControllerInstall {
-    /// The image, `repo[:tag][@digest]` (tag default: `version`); `None`: the image the
-    /// module's `values.cue` names (written by `controller-image --values-file` when it pushes
-    /// a release, see [`image_values_file`]).
-    pub image: Option<String>,
+    /// The image; installed by digest when it has one (see [`resolve_image`]).
+    pub image: ImageRef,
     /// The version recorded as the module version (the CLI's version).
     pub version: String,
     /// Wait for the Deployment to become ready.
@@ -156,10 +229,7 @@ pub fn controller_request(
         &module_dir.display().to_string(),
     );
     build.module_version = install.version.clone();
-    if let Some(image) = &install.image {
-        let image = split_image(image, &install.version)?;
-        build.values_data = vec![controller_values(&image)];
-    }
+    build.values_data = vec![controller_values(&install.image)];
     let mut req = ApplyRequest::new(build);
     req.module = ModuleReference {
         name: CONTROLLER_MODULE.into(),
@@ -491,30 +561,10 @@ mod tests {
         }
     }
 
-    /// The Deployment's image when the controller module in `dir` is built with `image`.
-    fn deployed_image(dir: &Path, image: Option<&str>) -> Value {
-        let install = ControllerInstall {
-            image: image.map(str::to_string),
-            version: "0.1.0".into(),
-            wait: false,
-            timeout: Duration::from_secs(1),
-            poll: Duration::from_millis(10),
-        };
-        let req = controller_request(dir, &install).unwrap();
-        let built = crate::instance::build(&req.build).unwrap();
-        let dep = built
-            .objects()
-            .iter()
-            .map(|d| serde_json::from_str::<Value>(&cue_eval::encode::to_json_compact(d)).unwrap())
-            .find(|o| o["kind"] == "Deployment")
-            .unwrap();
-        dep["spec"]["template"]["spec"]["containers"][0]["image"].clone()
-    }
-
     #[test]
     fn the_default_image_is_the_one_the_image_tool_recorded() {
         // The checked-in values are in the format the image tool writes; no image was pushed
-        // from this checkout, so they name the tag without a digest.
+        // from this checkout, so they name the tag without a digest (resolved at install).
         let checked_in = include_str!("../../../blueprints/controller/values.cue");
         let unreleased = ImageRef {
             repository: DEFAULT_CONTROLLER_REPOSITORY.into(),
@@ -522,26 +572,94 @@ mod tests {
             digest: String::new(),
         };
         assert_eq!(checked_in, image_values_file(&unreleased));
-        let tmp = tempfile::tempdir().unwrap();
-        write_controller_module(tmp.path()).unwrap();
-        assert_eq!(
-            deployed_image(tmp.path(), None),
-            "ghcr.io/timoni-rs/timoni-controller:latest"
-        );
-        // After a push: the digest the registry answered, and --controller-image still wins.
+        assert_eq!(default_image().unwrap(), unreleased);
+        assert_eq!(chosen_image(None, "0.1.0").unwrap(), unreleased);
+        // After a push: the digest the registry answered; --controller-image still wins.
         let pushed = ImageRef {
             repository: "registry.example:5000/timoni/controller".into(),
             tag: "v1.2.3".into(),
             digest: "sha256:0123abcd".into(),
         };
-        std::fs::write(tmp.path().join("values.cue"), image_values_file(&pushed)).unwrap();
         assert_eq!(
-            deployed_image(tmp.path(), None),
-            "registry.example:5000/timoni/controller@sha256:0123abcd"
+            image_of_values(&image_values_file(&pushed)).unwrap(),
+            pushed
         );
         assert_eq!(
-            deployed_image(tmp.path(), Some("other.example/c:v9")),
-            "other.example/c:v9"
+            chosen_image(Some("other.example/c"), "0.1.0").unwrap(),
+            ImageRef {
+                repository: "other.example/c".into(),
+                tag: "0.1.0".into(),
+                digest: String::new(),
+            }
+        );
+    }
+
+    /// A registry that knows the digest of one tag.
+    struct OneTag(&'static str, &'static str);
+
+    impl Registry for OneTag {
+        fn push_blob(&self, _: &ArtifactUrl, _: &str, _: &[u8]) -> crate::oci::Result<()> {
+            unreachable!("resolving pushes nothing")
+        }
+        fn push_manifest(
+            &self,
+            _: &ArtifactUrl,
+            _: &str,
+            _: &[u8],
+            _: &str,
+        ) -> crate::oci::Result<()> {
+            unreachable!("resolving pushes nothing")
+        }
+        fn pull_manifest(&self, _: &ArtifactUrl) -> crate::oci::Result<Vec<u8>> {
+            unreachable!("a HEAD request is enough")
+        }
+        fn manifest_digest(&self, url: &ArtifactUrl) -> crate::oci::Result<String> {
+            if url.tag.as_deref() == Some(self.0) {
+                Ok(self.1.into())
+            } else {
+                Err(crate::oci::OciError::Registry {
+                    op: "HEAD manifest",
+                    reference: url.to_string(),
+                    message: "manifest unknown".into(),
+                })
+            }
+        }
+        fn pull_blob(
+            &self,
+            _: &ArtifactUrl,
+            _: &str,
+            _: u64,
+            _: u64,
+        ) -> crate::oci::Result<Vec<u8>> {
+            unreachable!("a HEAD request is enough")
+        }
+        fn list_tags(&self, _: &ArtifactUrl) -> crate::oci::Result<Vec<String>> {
+            unreachable!("a HEAD request is enough")
+        }
+    }
+
+    #[test]
+    fn a_tag_is_resolved_to_its_digest_and_a_digest_is_kept() {
+        let registry = OneTag("v2", "sha256:feed");
+        let tagged = split_image("localhost:5000/c:v2", "1.0").unwrap();
+        let resolved = resolve_image(&tagged, &registry).unwrap();
+        assert_eq!(resolved.digest, "sha256:feed");
+        assert_eq!(resolved.reference(), "localhost:5000/c@sha256:feed");
+        let pinned = split_image("localhost:5000/c:v9@sha256:abc", "1.0").unwrap();
+        assert_eq!(resolve_image(&pinned, &registry).unwrap(), pinned);
+        let err = resolve_image(
+            &split_image("localhost:5000/c:v3", "1.0").unwrap(),
+            &registry,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with(
+                "cannot resolve the controller image localhost:5000/c:v3 to a digest: "
+            ) && err.ends_with(
+                "give it by digest with --controller-image localhost:5000/c@sha256:<digest>"
+            ),
+            "{err}"
         );
     }
 
@@ -550,7 +668,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         write_controller_module(tmp.path()).unwrap();
         let install = ControllerInstall {
-            image: Some("registry.example:5000/timoni/controller@sha256:abc".into()),
+            image: split_image(
+                "registry.example:5000/timoni/controller@sha256:abc",
+                "0.1.0",
+            )
+            .unwrap(),
             version: "0.1.0".into(),
             wait: false,
             timeout: Duration::from_secs(1),

@@ -1,12 +1,14 @@
 //! What the `timoni project` commands do on a cluster, apart from the CLI's argument parsing and
 //! printing: [`bootstrap`] builds the objects that subscribe a cluster to a Project and installs
 //! the controller (its CRD and the embedded `timoni-controller` module), and [`ops`] reads and
-//! nudges Projects (list, status, events, reconcile requests, suspend/resume, delete).
+//! nudges Projects (list, status, events, reconcile requests, suspend/resume, delete);
+//! [`sequence`] runs `timoni project bootstrap` from start to end.
 //!
 //! Everything reaches the API server through the blocking [`crate::cluster::Cluster`] trait.
 
 pub mod bootstrap;
 pub mod ops;
+pub mod sequence;
 
 use std::fmt;
 
@@ -28,6 +30,8 @@ pub enum AdminError {
     Apply(ApplyError),
     /// Writing the embedded module failed.
     Io(String),
+    /// A registry request failed (pushing the Project, resolving the controller image).
+    Registry(String),
 }
 
 impl fmt::Display for AdminError {
@@ -37,7 +41,8 @@ impl fmt::Display for AdminError {
             AdminError::NotFound(m)
             | AdminError::Invalid(m)
             | AdminError::Timeout(m)
-            | AdminError::Io(m) => f.write_str(m),
+            | AdminError::Io(m)
+            | AdminError::Registry(m) => f.write_str(m),
             AdminError::Apply(e) => write!(f, "{e}"),
         }
     }
