@@ -45,6 +45,10 @@ pub struct DeleteArgs {
     /// Bundle files to read the name from.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     files: Vec<String>,
+    /// The bundle name: Timoni's deprecated spelling of the argument, hidden from the help as
+    /// cobra hides deprecated flags.
+    #[arg(long = "name", value_name = "NAME", hide = true)]
+    deprecated_name: Option<String>,
     /// Report what would be deleted, delete nothing.
     #[arg(long = "dry-run")]
     dry_run: bool,
@@ -270,8 +274,18 @@ pub fn delete(
     rt: &RuntimeFlags,
     settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
+    if args.deprecated_name.is_some() {
+        // cobra's notice for a deprecated flag, on stderr.
+        eprintln!("Flag --name has been deprecated, use 'timoni bundle delete <name>'");
+    }
     let connector = settings.connector();
-    let name = bundle_name(args.name, &args.files, rt, settings, &connector)?;
+    let name = bundle_name(
+        args.name.or(args.deprecated_name),
+        &args.files,
+        rt,
+        settings,
+        &connector,
+    )?;
     let req = request(rt, settings, Vec::new())?;
     let mut logger = Logger::new(&name, args.dry_run, "deleting");
     delete_bundle(
