@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use timoni_core::cluster::apply::ApplyError;
+use timoni_core::cluster::apply::{Action, ApplyError};
 use timoni_core::cluster::bundle::{
     BundleApplyRequest, BundleEvent, apply_bundle, bundle_status, delete_bundle,
 };
@@ -86,6 +86,10 @@ struct Logger {
     started: std::time::Instant,
     /// Timoni's `pulling URL` spinner while a module is pulled (on a terminal).
     pulling: Option<output::Spinner>,
+    /// `bundle delete --wait`: the objects of the current instance deleted so far, and the
+    /// spinner saying they are being finalized (the deletion waits for them after the last).
+    finalizing: (usize, Option<output::Spinner>),
+    wait: bool,
 }
 
 impl Logger {
@@ -102,6 +106,8 @@ impl Logger {
             summary_due: false,
             started: std::time::Instant::now(),
             pulling: None,
+            finalizing: (0, None),
+            wait: false,
         }
     }
 
@@ -138,14 +144,28 @@ impl Logger {
         }
     }
 
+    /// `bundle delete --wait`: the previous instance's deleted objects are finalized (the
+    /// deletion went on), which Timoni's says per instance.
+    fn finalized(&mut self) {
+        let (count, spinner) = std::mem::take(&mut self.finalizing);
+        drop(spinner);
+        if count > 0
+            && let Some(log) = &self.apply
+        {
+            log.caller().info("all resources have been deleted");
+        }
+    }
+
     fn log(&mut self, e: BundleEvent) {
         match e {
             BundleEvent::Cluster(c) => {
+                self.finalized();
                 self.cluster = c.name.clone();
                 self.group = c.group.clone();
                 self.first = true;
             }
             BundleEvent::Bundle { name, instances } => {
+                self.finalized();
                 self.summary();
                 self.bundle = name.to_string();
                 self.instances = instances;
@@ -153,6 +173,7 @@ impl Logger {
                 self.first = true;
             }
             BundleEvent::Instance { name, namespace } => {
+                self.finalized();
                 if self.first && self.verb == "applying" {
                     let on = if self.cluster.is_empty() {
                         String::new()
@@ -203,6 +224,15 @@ impl Logger {
                     };
                     let change = output::change(&c.object.to_string(), &c.action.to_string());
                     log.caller().info(format!("{change}{dry}"));
+                }
+                if self.wait && !self.dry && c.action == Action::Deleted {
+                    let (count, spinner) = &mut self.finalizing;
+                    *count += 1;
+                    let msg = format!("waiting for {count} resource(s) to be finalized...");
+                    match spinner {
+                        Some(s) => s.set_message(msg),
+                        None => *spinner = Some(output::spinner(msg)),
+                    }
                 }
             }
             BundleEvent::Applied { result, .. } => {
@@ -288,6 +318,7 @@ pub fn delete(
     )?;
     let req = request(rt, settings, Vec::new())?;
     let mut logger = Logger::new(&name, args.dry_run, "deleting");
+    logger.wait = args.wait;
     delete_bundle(
         &connector,
         &req,
@@ -298,6 +329,7 @@ pub fn delete(
         settings.poll,
         &mut |e| logger.log(e),
     )?;
+    logger.finalized();
     Ok(ExitCode::SUCCESS)
 }
 
