@@ -189,3 +189,28 @@ fn mod_show_config_of_timonis_test_module_has_what_timonis_test_expects() {
         assert!(!text.contains(unwanted), "{unwanted} in:\n{text}");
     }
 }
+
+/// `mod show config -o` writes a local module's README; for an OCI module it is Timoni's error,
+/// before anything is pulled.
+#[test]
+fn mod_show_config_output_is_refused_for_oci_modules() {
+    let out = run(
+        &module(),
+        &[
+            "mod",
+            "show",
+            "config",
+            "oci://127.0.0.1:1/x",
+            "-o",
+            "README.md",
+        ],
+    );
+    insta::assert_snapshot!(out, @r"
+    $ timoni mod show config oci://127.0.0.1:1/x -o README.md
+    exit: 1
+    --- stdout
+
+    --- stderr
+    [HH:MM] ERR --output is not supported for OCI modules, the README is published with the artifact
+    ");
+}
