@@ -257,11 +257,9 @@ fn bundle_name(
     settings: &Settings,
     connector: &KubeConnector,
 ) -> anyhow::Result<String> {
-    if let Some(n) = name {
-        return Ok(n);
-    }
+    // As Timoni: the files' `bundle.name` wins over the argument.
     if files.is_empty() {
-        anyhow::bail!("a bundle name or -f/--file is required");
+        return name.ok_or_else(|| anyhow::anyhow!("bundle name is required"));
     }
     let req = request(runtime, settings, settings.source_files(files)?)?;
     Ok(timoni_core::cluster::bundle::bundle_name(connector, &req)?)

@@ -363,6 +363,21 @@ fn deprecated_bundle_delete_name_is_accepted_with_a_notice() {
     insta::assert_snapshot!(run);
 }
 
+/// `bundle status` and `bundle delete` need a name, from the argument or `-f`: Timoni's error.
+#[test]
+fn bundle_commands_without_a_name_fail_as_timonis() {
+    let home = Home::new();
+    let run = home.run(&testdata(), &["bundle", "status"], &[]);
+    insta::assert_snapshot!(run, @r"
+    $ timoni bundle status
+    exit: 1
+    --- stdout
+
+    --- stderr
+    [HH:MM] ERR bundle name is required
+    ");
+}
+
 #[test]
 fn usage_errors_exit_1_and_the_root_prints_its_version() {
     let home = Home::new();
