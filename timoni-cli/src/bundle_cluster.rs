@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use timoni_core::cluster::apply::ApplyError;
+use timoni_core::cluster::apply::{Action, ApplyError};
 use timoni_core::cluster::bundle::{
     BundleApplyRequest, BundleEvent, apply_bundle, bundle_status, delete_bundle,
 };
@@ -45,6 +45,10 @@ pub struct DeleteArgs {
     /// Bundle files to read the name from.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     files: Vec<String>,
+    /// The bundle name: Timoni's deprecated spelling of the argument, hidden from the help as
+    /// cobra hides deprecated flags.
+    #[arg(long = "name", value_name = "NAME", hide = true)]
+    deprecated_name: Option<String>,
     /// Report what would be deleted, delete nothing.
     #[arg(long = "dry-run")]
     dry_run: bool,
@@ -82,6 +86,10 @@ struct Logger {
     started: std::time::Instant,
     /// Timoni's `pulling URL` spinner while a module is pulled (on a terminal).
     pulling: Option<output::Spinner>,
+    /// `bundle delete --wait`: the objects of the current instance deleted so far, and the
+    /// spinner saying they are being finalized (the deletion waits for them after the last).
+    finalizing: (usize, Option<output::Spinner>),
+    wait: bool,
 }
 
 impl Logger {
@@ -98,6 +106,8 @@ impl Logger {
             summary_due: false,
             started: std::time::Instant::now(),
             pulling: None,
+            finalizing: (0, None),
+            wait: false,
         }
     }
 
@@ -134,14 +144,28 @@ impl Logger {
         }
     }
 
+    /// `bundle delete --wait`: the previous instance's deleted objects are finalized (the
+    /// deletion went on), which Timoni's says per instance.
+    fn finalized(&mut self) {
+        let (count, spinner) = std::mem::take(&mut self.finalizing);
+        drop(spinner);
+        if count > 0
+            && let Some(log) = &self.apply
+        {
+            log.caller().info("all resources have been deleted");
+        }
+    }
+
     fn log(&mut self, e: BundleEvent) {
         match e {
             BundleEvent::Cluster(c) => {
+                self.finalized();
                 self.cluster = c.name.clone();
                 self.group = c.group.clone();
                 self.first = true;
             }
             BundleEvent::Bundle { name, instances } => {
+                self.finalized();
                 self.summary();
                 self.bundle = name.to_string();
                 self.instances = instances;
@@ -149,6 +173,7 @@ impl Logger {
                 self.first = true;
             }
             BundleEvent::Instance { name, namespace } => {
+                self.finalized();
                 if self.first && self.verb == "applying" {
                     let on = if self.cluster.is_empty() {
                         String::new()
@@ -200,6 +225,15 @@ impl Logger {
                     let change = output::change(&c.object.to_string(), &c.action.to_string());
                     log.caller().info(format!("{change}{dry}"));
                 }
+                if self.wait && !self.dry && c.action == Action::Deleted {
+                    let (count, spinner) = &mut self.finalizing;
+                    *count += 1;
+                    let msg = format!("waiting for {count} resource(s) to be finalized...");
+                    match spinner {
+                        Some(s) => s.set_message(msg),
+                        None => *spinner = Some(output::spinner(msg)),
+                    }
+                }
             }
             BundleEvent::Applied { result, .. } => {
                 self.pulling = None;
@@ -223,11 +257,9 @@ fn bundle_name(
     settings: &Settings,
     connector: &KubeConnector,
 ) -> anyhow::Result<String> {
-    if let Some(n) = name {
-        return Ok(n);
-    }
+    // As Timoni: the files' `bundle.name` wins over the argument.
     if files.is_empty() {
-        anyhow::bail!("a bundle name or -f/--file is required");
+        return name.ok_or_else(|| anyhow::anyhow!("bundle name is required"));
     }
     let req = request(runtime, settings, settings.source_files(files)?)?;
     Ok(timoni_core::cluster::bundle::bundle_name(connector, &req)?)
@@ -270,10 +302,21 @@ pub fn delete(
     rt: &RuntimeFlags,
     settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
+    if args.deprecated_name.is_some() {
+        // cobra's notice for a deprecated flag, on stderr.
+        eprintln!("Flag --name has been deprecated, use 'timoni bundle delete <name>'");
+    }
     let connector = settings.connector();
-    let name = bundle_name(args.name, &args.files, rt, settings, &connector)?;
+    let name = bundle_name(
+        args.name.or(args.deprecated_name),
+        &args.files,
+        rt,
+        settings,
+        &connector,
+    )?;
     let req = request(rt, settings, Vec::new())?;
     let mut logger = Logger::new(&name, args.dry_run, "deleting");
+    logger.wait = args.wait;
     delete_bundle(
         &connector,
         &req,
@@ -284,6 +327,7 @@ pub fn delete(
         settings.poll,
         &mut |e| logger.log(e),
     )?;
+    logger.finalized();
     Ok(ExitCode::SUCCESS)
 }
 

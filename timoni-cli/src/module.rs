@@ -188,7 +188,9 @@ fn show(args: ShowArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         ShowCommand::Readme(a) => return show_readme(a, settings),
     };
     if args.output.is_some() && args.path.starts_with("oci://") {
-        anyhow::bail!("--output writes a local module's README: it needs a local module path");
+        anyhow::bail!(
+            "--output is not supported for OCI modules, the README is published with the artifact"
+        );
     }
     let fetcher = settings.fetcher(args.creds.get(), true);
     let source = instance::open_module(

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::{ArgAction, Subcommand};
 use timoni_core::oci::{self, ArtifactUrl};
 
@@ -125,34 +125,16 @@ pub fn run_mod_command(command: ModCommand, settings: &Settings) -> Result<ExitC
         ModCommand::Push(a) => {
             let url = ArtifactUrl::parse(&a.module_url)?;
             let key = a.sign.resolve()?;
-            let is_module_dir = a.module_dir.join("cue.mod").is_dir();
+            let opts = oci::ModulePushOptions {
+                version: a.version.clone(),
+                latest: a.latest,
+                annotations: annotations(&a.annotations)?,
+                source_date_epoch: settings.source_date_epoch.clone(),
+                resolve_symlinks: a.resolve_symlinks,
+            };
             let reg = settings.registry(&url, a.creds.get())?;
             let spin = output::spinner("pushing module");
-            let pushed = if a.module_dir.is_file()
-                || !is_module_dir && a.module_dir.join("index.json").is_file()
-            {
-                if !a.annotations.is_empty() || a.resolve_symlinks {
-                    bail!(
-                        "--annotation and --resolve-symlinks apply when building: give them to mod build"
-                    );
-                }
-                oci::push_module_archive(&reg, &a.module_dir, &url, a.version.as_deref(), a.latest)?
-            } else {
-                let Some(version) = &a.version else {
-                    bail!("--version is required to push a module directory");
-                };
-                let sde = &settings.source_date_epoch;
-                oci::push_module(
-                    &reg,
-                    &a.module_dir,
-                    &url,
-                    version,
-                    a.latest,
-                    &annotations(&a.annotations)?,
-                    sde.as_deref(),
-                    a.resolve_symlinks,
-                )?
-            };
+            let pushed = oci::push_module_path(&reg, &a.module_dir, &url, &opts)?;
             drop(spin);
             match a.output {
                 Some(o) => render(&pushed, o)?,

@@ -11,7 +11,7 @@
 //!   `PATH/cue.mod/gen/<group>/<kind>/<version>/types_gen.cue`. Reading the CRDs from a URL, as
 //!   Timoni can, is not supported: there is no network access here.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -158,6 +158,9 @@ fn vendor_crd(args: CrdArgs) -> anyhow::Result<ExitCode> {
             "cue.mod not found in the module path {}",
             args.path.display()
         );
+    }
+    if !Path::new(&file).exists() {
+        bail!("path not found: {file}");
     }
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
     let files = crd::generate(&text, &file).with_context(|| file.clone())?;

@@ -346,6 +346,38 @@ fn boolean_flags_never_take_the_next_argument() {
     insta::assert_snapshot!(runs.join("\n"));
 }
 
+/// Timoni's deprecated `bundle delete --name` is accepted, hidden from the help, with cobra's
+/// notice; the run gets as far as the (absent) server.
+#[test]
+fn deprecated_bundle_delete_name_is_accepted_with_a_notice() {
+    let home = Home::new();
+    let kc = home.kubeconfig();
+    let env = [("KUBECONFIG", kc.as_str())];
+    let run = home.run(
+        &testdata(),
+        &["bundle", "delete", "--name", "apps", "--wait=false"],
+        &env,
+    );
+    let help = home.run(&testdata(), &["bundle", "delete", "--help"], &[]);
+    assert!(!help.contains("--name <NAME>"), "{help}");
+    insta::assert_snapshot!(run);
+}
+
+/// `bundle status` and `bundle delete` need a name, from the argument or `-f`: Timoni's error.
+#[test]
+fn bundle_commands_without_a_name_fail_as_timonis() {
+    let home = Home::new();
+    let run = home.run(&testdata(), &["bundle", "status"], &[]);
+    insta::assert_snapshot!(run, @r"
+    $ timoni bundle status
+    exit: 1
+    --- stdout
+
+    --- stderr
+    [HH:MM] ERR bundle name is required
+    ");
+}
+
 #[test]
 fn usage_errors_exit_1_and_the_root_prints_its_version() {
     let home = Home::new();

@@ -162,7 +162,7 @@ fn generated_schemas_pushed_to_a_registry_are_vendored_by_version() {
         "k8s.io/apimachinery/pkg/apis/meta/v1",
     ] {
         assert!(
-            gen_dir.join(pkg).join("types_gen.cue").is_file(),
+            gen_dir.join(pkg).join("types_go_gen.cue").is_file(),
             "{pkg} not generated"
         );
     }
@@ -214,7 +214,7 @@ fn generated_schemas_pushed_to_a_registry_are_vendored_by_version() {
     );
     assert!(
         module
-            .join("cue.mod/gen/k8s.io/api/networking/v1/types_gen.cue")
+            .join("cue.mod/gen/k8s.io/api/networking/v1/types_go_gen.cue")
             .is_file()
     );
 

@@ -139,7 +139,7 @@ fn vendor_k8s_without_a_version_writes_the_embedded_schemas() {
     insta::assert_snapshot!("vendor_k8s", format!("{ok}\n{other}"));
     assert!(
         tmp.path()
-            .join("cue.mod/gen/k8s.io/apimachinery/pkg/apis/meta/v1/types_gen.cue")
+            .join("cue.mod/gen/k8s.io/apimachinery/pkg/apis/meta/v1/types_go_gen.cue")
             .is_file()
     );
 }

@@ -40,6 +40,35 @@ fn mod_vet_debug_uses_the_debug_values() {
     ));
 }
 
+/// The starter `mod init` writes ships `debug_values.cue`: `mod vet --debug` vets with it, and
+/// Timoni's documented `--values debug_values.cue` builds with it.
+#[test]
+fn the_starter_vets_and_builds_with_its_debug_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let init = run(tmp.path(), &["mod", "init", "demo"]);
+    assert!(init.contains("exit: 0"), "{init}");
+    let dir = tmp.path().join("demo");
+    let vet = run(&dir, &["mod", "vet", "--debug"]);
+    let build = run(
+        &dir,
+        &[
+            "build",
+            "demo",
+            ".",
+            "--values",
+            "debug_values.cue",
+            "-n",
+            "dbg",
+        ],
+    );
+    let deployment = build
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Deployment"))
+        .expect("a Deployment")
+        .to_string();
+    insta::assert_snapshot!(format!("{vet}\n{deployment}"));
+}
+
 /// `mod show readme` prints the module's README.md; a module without one is one clear error.
 #[test]
 fn mod_show_readme_prints_the_readme() {
@@ -159,4 +188,29 @@ fn mod_show_config_of_timonis_test_module_has_what_timonis_test_expects() {
     for unwanted in ["kubeVersion!", "moduleVersion!"] {
         assert!(!text.contains(unwanted), "{unwanted} in:\n{text}");
     }
+}
+
+/// `mod show config -o` writes a local module's README; for an OCI module it is Timoni's error,
+/// before anything is pulled.
+#[test]
+fn mod_show_config_output_is_refused_for_oci_modules() {
+    let out = run(
+        &module(),
+        &[
+            "mod",
+            "show",
+            "config",
+            "oci://127.0.0.1:1/x",
+            "-o",
+            "README.md",
+        ],
+    );
+    insta::assert_snapshot!(out, @r"
+    $ timoni mod show config oci://127.0.0.1:1/x -o README.md
+    exit: 1
+    --- stdout
+
+    --- stderr
+    [HH:MM] ERR --output is not supported for OCI modules, the README is published with the artifact
+    ");
 }

@@ -894,3 +894,48 @@ fn apply_of_an_oci_module_records_its_reference() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("digest"), "{err}");
 }
+
+/// Tables are Timoni's `tablewriter` layout: upper-cased headers, every cell padded to its
+/// column's width, columns separated by a tab (`→` in the snapshot), with and without digests.
+#[test]
+fn list_tables_are_aligned() {
+    let Some(reg) = registry::start(None) else {
+        return;
+    };
+    let home = reg.dir.path().join("home");
+    let url = reg.url("tables");
+    let file = reg.dir.path().join("data.txt");
+    std::fs::write(&file, "data\n").unwrap();
+    let pushed = ok(timoni(
+        &home,
+        &[
+            "artifact",
+            "push",
+            &url,
+            "-f",
+            file.to_str().unwrap(),
+            "-t",
+            "v1.0.0",
+            "-t",
+            "v1.10.0-rc.1",
+            "-t",
+            "latest",
+            "-o",
+            "json",
+        ],
+    ));
+    let digest: serde_json::Value = serde_json::from_str(&pushed).unwrap();
+    let digest = digest["digest"].as_str().unwrap().to_string();
+    let with = ok(timoni(&home, &["artifact", "list", &url]));
+    let without = ok(timoni(
+        &home,
+        &["artifact", "list", &url, "--with-digest=false"],
+    ));
+    // The digest is replaced by a placeholder of the same width, so the padding shows as is.
+    let placeholder = format!("sha256:{}", "d".repeat(64));
+    insta::assert_snapshot!(
+        format!("{with}\n{without}")
+            .replace(&digest, &placeholder)
+            .replace('\t', "→")
+    );
+}

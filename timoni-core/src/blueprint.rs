@@ -219,9 +219,9 @@ mod tests {
             "templates/deployment.cue",
             "templates/service.cue",
             "templates/serviceaccount.cue",
-            "cue.mod/gen/k8s.io/api/core/v1/types_gen.cue",
-            "cue.mod/gen/k8s.io/api/apps/v1/types_gen.cue",
-            "cue.mod/gen/k8s.io/apimachinery/pkg/apis/meta/v1/types_gen.cue",
+            "cue.mod/gen/k8s.io/api/core/v1/types_go_gen.cue",
+            "cue.mod/gen/k8s.io/api/apps/v1/types_go_gen.cue",
+            "cue.mod/gen/k8s.io/apimachinery/pkg/apis/meta/v1/types_go_gen.cue",
             "cue.mod/pkg/timoni.sh/core/v1alpha1/image.cue",
         ] {
             assert!(
@@ -238,12 +238,12 @@ mod tests {
         std::fs::create_dir(tmp.path().join("cue.mod")).unwrap();
         let files = vendor_k8s(tmp.path()).unwrap();
         assert!(
-            files.contains(&PathBuf::from("k8s.io/api/core/v1/types_gen.cue")),
+            files.contains(&PathBuf::from("k8s.io/api/core/v1/types_go_gen.cue")),
             "{files:?}"
         );
         let apps = tmp
             .path()
-            .join("cue.mod/gen/k8s.io/api/apps/v1/types_gen.cue");
+            .join("cue.mod/gen/k8s.io/api/apps/v1/types_go_gen.cue");
         assert!(
             std::fs::read_to_string(apps)
                 .unwrap()

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use cue_eval::decode;
 use cue_eval::encode::{Data, Field};
+use cue_eval::syntax::Outline;
 
 use crate::error::Error;
 
@@ -165,10 +166,13 @@ pub fn values_file(package: &str, values: &Data) -> String {
 
 /// The `values` of a values file as Timoni stores them in an instance's inventory
 /// (`fmt.Sprintf("%v", values.Eval())` of the file compiled on its own): CUE text of the
-/// evaluated value, concrete or not (`{\n\timage: {\n\t\ttag: "1"...`), laid out by `cue fmt`'s
-/// rules with tabs. `text` is `values.cue` as the build used it: the module's file, or the one
-/// holding the merged values when values files were given. Empty when the file has no
-/// `values` or does not compile, as nothing else can be stored then.
+/// evaluated value, concrete or not, laid out by `cue fmt`'s rules with tabs. As Go's `%v`
+/// prints a value (CUE's `Simplified` export profile, defaults not taken), a field with a
+/// default keeps its disjunction and marker (`tag: *"1-alpine" | string`), required fields are
+/// shown (`replicas!: int & >0`), optional fields, definitions and comments are not. `text` is
+/// `values.cue` as the build used it: the module's file, or the one holding the merged values
+/// when values files were given. Empty when the file has no `values` or does not compile, as
+/// nothing else can be stored then.
 pub fn stored_text(name: &str, text: &str) -> String {
     let file = [(name.to_string(), text.to_string())];
     let Ok(root) = cue_eval::Context::new().compile_files(&file) else {
@@ -177,9 +181,15 @@ pub fn stored_text(name: &str, text: &str) -> String {
     let Ok(v) = root.lookup("values") else {
         return String::new();
     };
-    // The evaluator prints `cue eval`'s layout (four spaces); `cue fmt` lays the same value out
-    // with tabs, as Go's CUE formats a value.
-    let eval = v.to_string();
+    // The alternatives of a disjunction are read from the declarations, as written; the
+    // evaluated value gives the default and everything else.
+    let outlines = cue_eval::syntax::Document::parse(name, text)
+        .map(|d| d.outline("values"))
+        .unwrap_or_default();
+    let outlines: Vec<&Outline> = outlines.iter().collect();
+    let mut eval = String::new();
+    go_value_text(&v, &outlines, &mut eval);
+    // `cue fmt` aligns and indents with tabs, as Go's CUE formats a value.
     match cue_eval::format_source(&format!("values: {eval}\n")) {
         Ok(formatted) => formatted
             .strip_prefix("values: ")
@@ -188,6 +198,65 @@ pub fn stored_text(name: &str, text: &str) -> String {
             .to_string(),
         Err(_) => eval,
     }
+}
+
+/// Writes `v` as Go's `%v` prints it (see [`stored_text`]); `decls` are the declarations of the
+/// field in the source, for the alternatives of a disjunction.
+fn go_value_text(v: &cue_eval::Value, decls: &[&Outline], out: &mut String) {
+    use cue_eval::{FieldKind, FieldOptions, Kind};
+    if !v.is_concrete()
+        && let Some(alternatives) = disjunction_text(v, decls)
+    {
+        out.push_str(&alternatives);
+        return;
+    }
+    if v.kind() != Kind::STRUCT {
+        out.push_str(&v.to_string());
+        return;
+    }
+    let fields = v.fields(FieldOptions {
+        optional: true,
+        ..Default::default()
+    });
+    if fields.is_empty() {
+        out.push_str("{}");
+        return;
+    }
+    out.push_str("{\n");
+    for f in fields {
+        let marker = match f.kind {
+            FieldKind::Regular => "",
+            FieldKind::Required => "!",
+            _ => continue,
+        };
+        let below: Vec<&Outline> = decls
+            .iter()
+            .flat_map(|d| d.fields.iter())
+            .filter(|o| o.label == f.label)
+            .map(|o| &o.value)
+            .collect();
+        out.push_str(&format!("{}{marker}: ", label(&f.label)));
+        go_value_text(&f.value, &below, out);
+        out.push('\n');
+    }
+    out.push('}');
+}
+
+/// A field whose value is a disjunction with a scalar default, as Go prints it: the default
+/// marked, then the other alternatives as declared (`*"1" | string`). `None` when the value
+/// has no such default or its declaration is not one disjunction in the source.
+fn disjunction_text(v: &cue_eval::Value, decls: &[&Outline]) -> Option<String> {
+    let default = v.default();
+    let kind = default.kind();
+    if !default.is_concrete() || kind == cue_eval::Kind::STRUCT || kind == cue_eval::Kind::LIST {
+        return None;
+    }
+    let [decl] = decls.iter().filter(|d| d.has_default).collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let default = default.to_string();
+    let others = decl.constraint.as_deref()?;
+    Some(format!("*{default} | {others}"))
 }
 
 fn label(name: &str) -> String {
@@ -210,9 +279,48 @@ mod tests {
         let text = "package main\n\nvalues: {\n\t// a comment\n\tname: \"x\"\n\tport: 80 + 1\n\timage: {tag: *\"1\" | string}\n\treplicas!: int & >0\n\thost: string\n}\n";
         assert_eq!(
             stored_text("values.cue", text),
-            "{\n\tname: \"x\"\n\tport: 81\n\timage: {\n\t\ttag: \"1\"\n\t}\n\treplicas!: int & >0\n\thost:      string\n}"
+            "{\n\tname: \"x\"\n\tport: 81\n\timage: {\n\t\ttag: *\"1\" | string\n\t}\n\treplicas!: int & >0\n\thost:      string\n}"
         );
         assert_eq!(stored_text("values.cue", "package main\n"), "");
+    }
+
+    #[test]
+    fn stored_text_keeps_defaults_marked_as_go_prints_them() {
+        let text = r#"@if(!debug)
+
+package main
+
+values: {
+	image: {
+		repository: *"docker.io/nginx" | string
+		tag:        *"1-alpine" | string
+	}
+	mode:     *"a" | "b" | "c"
+	replicas: *1 | int & >0
+	user:     "me" | *"you"
+	opt?:     *1 | int
+	#Def:     1
+	set:      *1 | int
+	set:      2
+	kinds:    "x" | "y"
+	calc:     *80 | 1 + 2
+}
+"#;
+        assert_eq!(
+            stored_text("values.cue", text),
+            r#"{
+	image: {
+		repository: *"docker.io/nginx" | string
+		tag:        *"1-alpine" | string
+	}
+	mode:     *"a" | "b" | "c"
+	replicas: *1 | int & >0
+	user:     *"you" | "me"
+	set:      2
+	kinds:    "x" | "y"
+	calc:     *80 | 1+2
+}"#
+        );
     }
 
     use super::*;

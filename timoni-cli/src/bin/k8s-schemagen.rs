@@ -1,5 +1,5 @@
 //! `k8s-schemagen`: the Kubernetes API schemas as CUE packages, written as
-//! `OUT_DIR/<import path>/types_gen.cue` (`OUT_DIR/k8s.io/api/apps/v1/types_gen.cue`, ...), with
+//! `OUT_DIR/<import path>/types_go_gen.cue` (`OUT_DIR/k8s.io/api/apps/v1/types_go_gen.cue`, ...), with
 //! [`timoni_core::vendor::k8s`]. Two uses:
 //!
 //! * the schemas checked in under `timoni-core/blueprints/starter/cue.mod/gen` (core/v1, apps/v1,
@@ -40,7 +40,7 @@ struct Args {
     /// A `_definitions.json`, or kubernetes-validate's `kubernetes-json-schema` directory (with
     /// --kubernetes-version).
     input: PathBuf,
-    /// The directory that gets one `<import path>/types_gen.cue` per package.
+    /// The directory that gets one `<import path>/types_go_gen.cue` per package.
     out_dir: PathBuf,
     /// The Kubernetes minor version to read from a `kubernetes-json-schema` directory (`1.30`).
     #[arg(long, value_name = "1.xx")]
@@ -89,7 +89,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     for p in &pkgs {
         let dir = args.out_dir.join(&p.import_path);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let path = dir.join("types_gen.cue");
+        let path = dir.join("types_go_gen.cue");
         std::fs::write(&path, &p.content).with_context(|| format!("writing {}", path.display()))?;
     }
     eprintln!(

@@ -44,10 +44,11 @@ pub use extract::{ExtractLimits, extract_layer};
 pub use images::images_annotation;
 pub use layout::{LayoutFormat, LocalImage, read_image, write_image};
 pub use ops::{
-    ArtifactReference, FetchedModule, Fetcher, ModuleFetch, ModulePush, ModuleReference,
-    PulledImage, artifact_digest, build_artifact_image, build_module_image, fetch_module,
-    list_artifact_tags, list_module_versions, pull_artifact, pull_module, push_artifact,
-    push_module, push_module_archive, tag_artifact, validate_version,
+    ArtifactReference, FetchedModule, Fetcher, ModuleFetch, ModulePush, ModulePushOptions,
+    ModulePushSource, ModuleReference, PulledImage, artifact_digest, build_artifact_image,
+    build_module_image, fetch_module, list_artifact_tags, list_module_versions, module_push_source,
+    pull_artifact, pull_module, push_artifact, push_module, push_module_archive, push_module_path,
+    tag_artifact, validate_version,
 };
 pub use reference::ArtifactUrl;
 pub use registry::{ConnectOptions, OciClientRegistry, Registry, RegistryOptions, connect};

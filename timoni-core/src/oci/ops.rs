@@ -138,6 +138,89 @@ fn validate_tags(tags: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// What `mod push` sends for a path: a module directory built into an image on the way, or an
+/// image `mod build` wrote (an OCI archive file, or an OCI layout directory) pushed as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModulePushSource {
+    /// A module directory, with the version to tag it with.
+    Directory { version: String },
+    /// An archive or layout, with the version given to check against the one it records.
+    Archive { version: Option<String> },
+}
+
+/// What `mod push` was asked to do besides the path and URL.
+#[derive(Debug, Clone, Default)]
+pub struct ModulePushOptions {
+    /// `--version`, if given: required for a directory, read from the manifest of an archive.
+    pub version: Option<String>,
+    /// `--latest`: also tag the version as `latest`.
+    pub latest: bool,
+    /// `--annotation` pairs (only when building a directory).
+    pub annotations: BTreeMap<String, String>,
+    /// `SOURCE_DATE_EPOCH`, for the created annotation of a directory's image.
+    pub source_date_epoch: Option<String>,
+    /// `--resolve-symlinks` (only when building a directory).
+    pub resolve_symlinks: bool,
+}
+
+/// Decides what `mod push` sends for `path`, as Timoni does: a regular file is a pre-built
+/// archive, a directory is a module to build and needs a strict semver `--version`; and, ours
+/// too, a directory holding an OCI layout (`index.json`, no `cue.mod`) is a pre-built image.
+/// Building options given with a pre-built image are refused with Timoni's messages.
+pub fn module_push_source(path: &Path, opts: &ModulePushOptions) -> Result<ModulePushSource> {
+    let meta = std::fs::metadata(path).map_err(|_| {
+        OciError::InvalidInput(format!("module not found at path {}", path.display()))
+    })?;
+    let version = opts.version.clone().filter(|v| !v.is_empty());
+    let layout =
+        meta.is_dir() && !path.join("cue.mod").is_dir() && path.join("index.json").is_file();
+    if !meta.is_dir() || layout {
+        if opts.resolve_symlinks {
+            return Err(OciError::InvalidInput(
+                "--resolve-symlinks is not supported when pushing a pre-built archive".into(),
+            ));
+        }
+        if !opts.annotations.is_empty() {
+            return Err(OciError::InvalidInput(
+                "--annotation is not supported when pushing a pre-built archive".into(),
+            ));
+        }
+        return Ok(ModulePushSource::Archive { version });
+    }
+    let Some(version) = version else {
+        return Err(OciError::InvalidInput(
+            "--version is required to push a module directory".into(),
+        ));
+    };
+    validate_version(&version)?;
+    Ok(ModulePushSource::Directory { version })
+}
+
+/// `mod push`: pushes the module at `path` (see [`module_push_source`] for what is sent) as
+/// `url:version`, and as `latest` too when asked.
+pub fn push_module_path(
+    registry: &dyn Registry,
+    path: &Path,
+    url: &ArtifactUrl,
+    opts: &ModulePushOptions,
+) -> Result<ModulePush> {
+    match module_push_source(path, opts)? {
+        ModulePushSource::Archive { version } => {
+            push_module_archive(registry, path, url, version.as_deref(), opts.latest)
+        }
+        ModulePushSource::Directory { version } => push_module(
+            registry,
+            path,
+            url,
+            &version,
+            opts.latest,
+            &opts.annotations,
+            opts.source_date_epoch.as_deref(),
+            opts.resolve_symlinks,
+        ),
+    }
+}
+
 /// Builds the module image of `dir` and pushes it as `url:version`, and as `latest` too when
 /// `latest` is set.
 #[allow(clippy::too_many_arguments)]
@@ -684,6 +767,67 @@ mod tests {
         assert_eq!((t.reference(), req), ("2.0.0", Some(d.clone())));
         let (t, _) = module_target(&tagged, Some("3.0.0"), None);
         assert_eq!(t.reference(), "3.0.0");
+    }
+
+    #[test]
+    fn mod_push_builds_directories_and_sends_archives_as_they_are() {
+        let tmp = tempfile::tempdir().unwrap();
+        let module = tmp.path().join("module");
+        std::fs::create_dir_all(module.join("cue.mod")).unwrap();
+        let archive = tmp.path().join("module.tar");
+        std::fs::write(&archive, b"").unwrap();
+        let layout = tmp.path().join("layout");
+        std::fs::create_dir_all(&layout).unwrap();
+        std::fs::write(layout.join("index.json"), b"{}").unwrap();
+        let with = |version: Option<&str>| ModulePushOptions {
+            version: version.map(str::to_string),
+            ..Default::default()
+        };
+        let err = |path: &Path, opts: &ModulePushOptions| {
+            module_push_source(path, opts).unwrap_err().to_string()
+        };
+
+        assert_eq!(
+            module_push_source(&module, &with(Some("1.0.0"))).unwrap(),
+            ModulePushSource::Directory {
+                version: "1.0.0".into()
+            }
+        );
+        assert!(err(&module, &with(None)).contains("--version is required"));
+        assert!(err(&module, &with(Some("v1.0"))).contains("not strict semver"));
+
+        for image in [&archive, &layout] {
+            assert_eq!(
+                module_push_source(image, &with(None)).unwrap(),
+                ModulePushSource::Archive { version: None }
+            );
+            assert_eq!(
+                module_push_source(image, &with(Some("2.0.0"))).unwrap(),
+                ModulePushSource::Archive {
+                    version: Some("2.0.0".into())
+                }
+            );
+            let symlinks = ModulePushOptions {
+                resolve_symlinks: true,
+                ..with(None)
+            };
+            assert_eq!(
+                err(image, &symlinks),
+                "--resolve-symlinks is not supported when pushing a pre-built archive"
+            );
+            let mut annotated = with(None);
+            annotated.annotations.insert("a".into(), "b".into());
+            assert_eq!(
+                err(image, &annotated),
+                "--annotation is not supported when pushing a pre-built archive"
+            );
+        }
+
+        let missing = tmp.path().join("nope");
+        assert_eq!(
+            err(&missing, &with(Some("1.0.0"))),
+            format!("module not found at path {}", missing.display())
+        );
     }
 
     #[test]

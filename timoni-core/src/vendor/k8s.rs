@@ -27,7 +27,7 @@ pub struct Package {
     pub import_path: String,
     /// The package name, the last element of the import path.
     pub name: String,
-    /// The formatted CUE source of `types_gen.cue`.
+    /// The formatted CUE source of `types_go_gen.cue`.
     pub content: String,
 }
 
