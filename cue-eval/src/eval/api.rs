@@ -212,7 +212,7 @@ impl Instance {
         }
         // Not a package root (whose closedness CUE relaxes): an inline value, as `a & b` is.
         let vx = self.rt.vm(v);
-        vx.conjuncts = conjuncts;
+        vx.conjuncts = conjuncts.into();
         vx.anonymous = true;
         v
     }

@@ -729,7 +729,7 @@ impl Runtime {
         }
         let ax = self.vm(a);
         ax.anonymous = true;
-        ax.conjuncts = conjs;
+        ax.conjuncts = conjs.into();
         a
     }
 

@@ -39,6 +39,8 @@ pub mod value;
 
 use std::rc::Rc;
 
+use thin_vec::ThinVec;
+
 use crate::ast::Span;
 use ir::{ArcType, ExprId, StructId};
 use label::Label;
@@ -209,18 +211,18 @@ pub struct Vertex {
     pub parent: Option<VId>,
     pub label: Label,
     pub arc_type: ArcType,
-    pub conjuncts: Vec<Conjunct>,
+    pub conjuncts: ThinVec<Conjunct>,
     pub status: Status,
-    pub arcs: Vec<VId>,
+    pub arcs: ThinVec<VId>,
     pub kind: Kind,
     pub scalar: Option<Value>,
     /// Where the value that last narrowed `kind` or set `scalar` was written (the other side of
     /// a conflict).
     pub val_span: Span,
     /// Bounds and validators.
-    pub constraints: Vec<Value>,
+    pub constraints: ThinVec<Value>,
     /// Where each of `constraints` came from (same indices), for error positions.
-    pub cons_spans: Vec<Span>,
+    pub cons_spans: ThinVec<Span>,
     pub has_top: bool,
     pub is_list: bool,
     /// Where the list literal that made this vertex a list was written, for conflict messages.
@@ -230,12 +232,12 @@ pub struct Vertex {
     pub err: Option<Rc<Bottom>>,
     pub disj: Option<Rc<DisjVal>>,
     pub forward: Option<VId>,
-    pub patterns: Vec<(Value, Conjunct)>,
-    pub list_patterns: Vec<(u32, Conjunct)>,
-    pub structs: Vec<StructInfo>,
+    pub patterns: ThinVec<(Value, Conjunct)>,
+    pub list_patterns: ThinVec<(u32, Conjunct)>,
+    pub structs: ThinVec<StructInfo>,
     /// Closed groups that require evidence here, and groups opened by `...` here.
-    pub closed_groups: Vec<u32>,
-    pub open_groups: Vec<u32>,
+    pub closed_groups: ThinVec<u32>,
+    pub open_groups: ThinVec<u32>,
     /// Set on a clone made for one disjunct.
     pub is_disjunct: bool,
     /// On a disjunct clone: the vertex whose disjunction it is an alternative of.
@@ -297,14 +299,14 @@ impl Vertex {
             parent,
             label,
             arc_type,
-            conjuncts: Vec::new(),
+            conjuncts: ThinVec::new(),
             status: Status::Unprocessed,
-            arcs: Vec::new(),
+            arcs: ThinVec::new(),
             kind: Kind::TOP,
             scalar: None,
             val_span: Span::default(),
-            constraints: Vec::new(),
-            cons_spans: Vec::new(),
+            constraints: ThinVec::new(),
+            cons_spans: ThinVec::new(),
             has_top: false,
             is_list: false,
             list_span: Span::default(),
@@ -313,11 +315,11 @@ impl Vertex {
             err: None,
             disj: None,
             forward: None,
-            patterns: Vec::new(),
-            list_patterns: Vec::new(),
-            structs: Vec::new(),
-            closed_groups: Vec::new(),
-            open_groups: Vec::new(),
+            patterns: ThinVec::new(),
+            list_patterns: ThinVec::new(),
+            structs: ThinVec::new(),
+            closed_groups: ThinVec::new(),
+            open_groups: ThinVec::new(),
             is_disjunct: false,
             clone_of: None,
             default_mode: 0,

@@ -934,8 +934,8 @@ struct ValueState {
     has_top: bool,
     kind: Kind,
     scalar: Option<Value>,
-    constraints: Vec<Value>,
-    cons_spans: Vec<Span>,
+    constraints: thin_vec::ThinVec<Value>,
+    cons_spans: thin_vec::ThinVec<Span>,
     is_list: bool,
     list_open: bool,
 }

@@ -489,7 +489,7 @@ impl Runtime {
             let l = this.prog.labels.string("");
             let a = this.new_vertex(None, l, ArcType::Member);
             this.vm(a).anonymous = true;
-            this.vm(a).conjuncts = conjs;
+            this.vm(a).conjuncts = conjs.into();
             a
         };
         match func {
@@ -1478,7 +1478,7 @@ impl Runtime {
                 span: Span::default(),
             });
         }
-        self.vm(a).conjuncts = conjs;
+        self.vm(a).conjuncts = conjs.into();
         a
     }
 
