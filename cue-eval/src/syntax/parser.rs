@@ -607,8 +607,9 @@ fn join_or(items: &[String]) -> String {
     }
 }
 
-/// Checks the parser's invariants on arbitrary input, for fuzzing: no panic, and when the input
-/// parses cleanly, formatting it gives text that parses to the same tree and formats to itself.
+/// Checks the parser's invariants on arbitrary input, for fuzzing: no panic, the fast path and
+/// the grammar give the same tree and errors, and when the input parses cleanly, formatting it
+/// gives text that parses to the same tree and formats to itself.
 pub fn check_parser(src: &str) {
     crate::lexer::check_lexer(src);
     let (file, errors) = parse(FileId(0), src);
