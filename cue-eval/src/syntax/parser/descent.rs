@@ -9,8 +9,8 @@
 //! that does not fit (any syntax error, and a few rare forms such as `if?: x`) it gives up, and
 //! the caller parses the whole input again with the LALRPOP parser, whose error recovery and
 //! messages stay the single source of diagnostics. So a file that parses here is a file on which
-//! the grammar reports nothing, and the tree is the one the grammar builds; the parser tests and
-//! the corpus comparison in `conformance` hold it to that.
+//! the grammar reports nothing, and the tree is the one the grammar builds; `check_parser` (which
+//! the parser fuzz target and the replay of fuzz failures run) and the tests below hold it to that.
 //!
 //! Each decision below follows the LR(1) choice of the grammar at the same point; the comments
 //! name the rule. Nesting recurses through [`crate::stack::guard`], so depth is bounded by the
