@@ -1,5 +1,6 @@
-//! Fuzzes the CUE parser and formatter through `cue_eval::testing::check_parser`: no panic, and for valid
-//! input the formatter's round trip and idempotency laws.
+//! Fuzzes the CUE parser and formatter through `cue_eval::testing::check_parser`: no panic, the
+//! same tree and errors from the recursive-descent fast path and the grammar, and for valid input
+//! the formatter's round trip and idempotency laws.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

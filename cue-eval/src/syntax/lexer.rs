@@ -548,8 +548,17 @@ impl<'s> Lexer<'s> {
     /// Whether the next significant character after `pos` is a `:` or `,` that continues the
     /// current line ("front-style" commas and colons, which CUE accepts after a newline).
     fn continues_line(&self, pos: usize) -> bool {
-        let rest = self.src[pos..].trim_start_matches([' ', '\t', '\r', '\n']);
-        rest.starts_with(':') || (rest.starts_with(',') && !rest.starts_with(",,"))
+        let rest = &self.src.as_bytes()[pos..];
+        let skip = rest
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            .unwrap_or(rest.len());
+        match rest[skip..] {
+            [b':', ..] => true,
+            [b',', b',', ..] => false,
+            [b',', ..] => true,
+            _ => false,
+        }
     }
 
     /// Scans a string literal whose opening delimiter spans `start..open_end`.
@@ -640,6 +649,15 @@ impl<'s> Lexer<'s> {
     fn scan_body(&mut self, mut pos: usize, q: Quote) -> BodyEnd {
         let bytes = self.src.as_bytes();
         loop {
+            // Only the quote, a backslash and (in a single-line string) a newline stop the scan;
+            // they are ASCII, so jumping to the next of them lands on a character boundary.
+            let rest = &bytes[pos..];
+            let skip = if q.multiline {
+                memchr::memchr2(q.ch, b'\\', rest)
+            } else {
+                memchr::memchr3(q.ch, b'\\', b'\n', rest)
+            };
+            pos += skip.unwrap_or(rest.len());
             let Some(&b) = bytes.get(pos) else {
                 return BodyEnd::Unterminated(pos);
             };
