@@ -81,3 +81,15 @@ impl OciError {
         }
     }
 }
+
+/// An error with its causes, `: `-joined (reqwest keeps the useful part in the sources).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}

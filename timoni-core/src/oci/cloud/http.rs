@@ -81,25 +81,13 @@ impl Http {
             let response = request
                 .send()
                 .await
-                .map_err(|e| fail(self.provider, step, error_chain(&e)))?;
+                .map_err(|e| fail(self.provider, step, crate::oci::error::error_chain(&e)))?;
             let status = response.status().as_u16();
             let body = response
                 .text()
                 .await
-                .map_err(|e| fail(self.provider, step, error_chain(&e)))?;
+                .map_err(|e| fail(self.provider, step, crate::oci::error::error_chain(&e)))?;
             Ok(Answer { status, body })
         })
     }
-}
-
-/// An error with its causes, `: `-joined (reqwest hides the useful part in the sources).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }

@@ -293,15 +293,19 @@ impl Http {
     fn send(&self, url: &str, request: reqwest::RequestBuilder, step: &str) -> Result<Value> {
         let endpoint = url.split('?').next().unwrap_or(url);
         self.runtime.block_on(async {
-            let response = request
-                .send()
-                .await
-                .map_err(|e| fail(format!("{step} ({endpoint}): {}", chain(&e))))?;
+            let response = request.send().await.map_err(|e| {
+                fail(format!(
+                    "{step} ({endpoint}): {}",
+                    crate::oci::error::error_chain(&e)
+                ))
+            })?;
             let status = response.status();
-            let text = response
-                .text()
-                .await
-                .map_err(|e| fail(format!("{step} ({endpoint}): {}", chain(&e))))?;
+            let text = response.text().await.map_err(|e| {
+                fail(format!(
+                    "{step} ({endpoint}): {}",
+                    crate::oci::error::error_chain(&e)
+                ))
+            })?;
             if !status.is_success() {
                 let text = text.trim();
                 let text: String = text.chars().take(300).collect();
@@ -311,18 +315,6 @@ impl Http {
                 .map_err(|e| fail(format!("{step} ({endpoint}): the answer is not JSON: {e}")))
         })
     }
-}
-
-/// An error with its causes (reqwest keeps the useful part in the sources).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 #[cfg(test)]
