@@ -118,6 +118,26 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
         }
     }
 
+    /// After `(`: items separated by commas, a trailing comma allowed, up to and including `)`.
+    fn paren_list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Res<T>) -> Res<Vec<T>> {
+        let mut items = Vec::new();
+        loop {
+            if self.tok() == Some(Tok::RParen) {
+                self.bump();
+                return Ok(items);
+            }
+            items.push(item(self)?);
+            match self.tok() {
+                Some(Tok::Comma(_)) => self.bump(),
+                Some(Tok::RParen) => {
+                    self.bump();
+                    return Ok(items);
+                }
+                _ => return Err(Bail),
+            }
+        }
+    }
+
     fn expect_comma(&mut self) -> Res<()> {
         if let Some(Tok::Comma(_)) = self.tok() {
             self.bump();
@@ -180,22 +200,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                 Some(Tok::LParen) => {
                     self.bump();
                     self.bump();
-                    let mut specs = Vec::new();
-                    loop {
-                        if self.tok() == Some(Tok::RParen) {
-                            self.bump();
-                            break;
-                        }
-                        specs.push(self.import_spec()?);
-                        match self.tok() {
-                            Some(Tok::Comma(_)) => self.bump(),
-                            Some(Tok::RParen) => {
-                                self.bump();
-                                break;
-                            }
-                            _ => return Err(Bail),
-                        }
-                    }
+                    let specs = self.paren_list(|p| p.import_spec())?;
                     Ok(Decl::Import(ImportDecl {
                         span: self.span(l),
                         grouped: true,
@@ -631,22 +636,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                 }
                 Some(Tok::LParen) => {
                     self.bump();
-                    let mut args = Vec::new();
-                    loop {
-                        if self.tok() == Some(Tok::RParen) {
-                            self.bump();
-                            break;
-                        }
-                        args.push(guard(|| self.expr())?);
-                        match self.tok() {
-                            Some(Tok::Comma(_)) => self.bump(),
-                            Some(Tok::RParen) => {
-                                self.bump();
-                                break;
-                            }
-                            _ => return Err(Bail),
-                        }
-                    }
+                    let args = self.paren_list(|p| guard(|| p.expr()))?;
                     Expr::Call {
                         span: self.span(l),
                         func: Box::new(e),
