@@ -152,27 +152,20 @@ impl Runtime {
             }
             return ok.then_some(Data::List(out));
         }
-        let is_struct = vx.kind.contains(Kind::STRUCT) && !vx.kind.intersects(Kind::SCALAR)
-            || vx
-                .arcs
-                .iter()
-                .any(|&a| self.v(a).label.is_regular() && self.v(a).arc_type != ArcType::Optional);
+        // Only fields that are not optional are written (or reported missing); with fewer than
+        // two of them, their order needs no sort, however many optional fields the struct's
+        // definitions declare.
+        let mut written =
+            vx.arcs.iter().copied().filter(|&a| {
+                self.v(a).label.is_regular() && self.v(a).arc_type != ArcType::Optional
+            });
+        let (first, second) = (written.next(), written.next());
+        let is_struct =
+            vx.kind.contains(Kind::STRUCT) && !vx.kind.intersects(Kind::SCALAR) || first.is_some();
         if is_struct && vx.scalar.is_none() {
-            // Only fields that are not optional are written (or reported missing); with fewer
-            // than two of them, their order needs no sort, however many optional fields the
-            // struct's definitions declare.
-            let written: Vec<VId> = vx
-                .arcs
-                .iter()
-                .copied()
-                .filter(|&a| {
-                    self.v(a).label.is_regular() && self.v(a).arc_type != ArcType::Optional
-                })
-                .collect();
-            let order = if written.len() < 2 {
-                written
-            } else {
-                self.field_order(d)
+            let order: Vec<VId> = match second {
+                None => first.into_iter().collect(),
+                Some(_) => self.field_order(d),
             };
             let mut fields = Vec::with_capacity(order.len());
             let mut ok = true;

@@ -625,6 +625,16 @@ fn tarjan(succ: &[Vec<usize>]) -> Vec<usize> {
 mod tests {
     use super::*;
 
+    /// A repeatable pseudo-random source: `next(m)` is in `0..m`.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> usize {
+        move |m| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m) as usize
+        }
+    }
+
     /// Export of `src` as JSON, with or without the literals' span indexes.
     fn export_with_index(src: &str, index: bool) -> String {
         let mut inst =
@@ -639,13 +649,7 @@ mod tests {
 
     #[test]
     fn span_indexes_do_not_change_the_field_order() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m) as usize
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut indexed = 0;
         for _ in 0..60 {
             // A definition with many fields, some optional, and literals that order a few of
@@ -678,13 +682,7 @@ mod tests {
 
     #[test]
     fn acyclic_graphs_sort_as_their_components_do() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m) as usize
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut names = crate::eval::label::Interner::default();
         let labels: Vec<Label> = (0..10).map(|i| names.ident(&format!("f{i}"))).collect();
         let (mut acyclic, mut cyclic) = (0, 0);
