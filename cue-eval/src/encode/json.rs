@@ -101,9 +101,16 @@ fn write_indented(out: &mut String, d: &Data, depth: usize, escape_html: bool) {
 }
 
 fn newline(out: &mut String, depth: usize) {
-    out.push('\n');
-    for _ in 0..depth {
-        out.push_str(INDENT);
+    /// Enough indentation for most depths in one copy.
+    const SPACES: &str = "\n                                                                ";
+    let want = 1 + depth * INDENT.len();
+    if want <= SPACES.len() {
+        out.push_str(&SPACES[..want]);
+    } else {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(INDENT);
+        }
     }
 }
 
@@ -134,35 +141,109 @@ fn write_string(out: &mut String, s: &str, escape_html: bool) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let escape: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\u{8}' => Some("\\b"),
-            '\u{c}' => Some("\\f"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            '\u{2028}' => Some("\\u2028"),
-            '\u{2029}' => Some("\\u2029"),
-            '&' if escape_html => Some("\\u0026"),
-            '<' if escape_html => Some("\\u003c"),
-            '>' if escape_html => Some("\\u003e"),
-            c if (c as u32) < 0x20 => None,
-            _ => continue,
+    let mut i = 0;
+    // Byte by byte: every character that needs an escape starts with an ASCII byte, or with
+    // 0xE2 for U+2028 and U+2029; other bytes are copied in runs.
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !NEEDS_CHECK[usize::from(b)] {
+            i += 1;
+            continue;
+        }
+        let (escape, len): (Option<&str>, usize) = match b {
+            b'"' => (Some("\\\""), 1),
+            b'\\' => (Some("\\\\"), 1),
+            0x08 => (Some("\\b"), 1),
+            0x0c => (Some("\\f"), 1),
+            b'\n' => (Some("\\n"), 1),
+            b'\r' => (Some("\\r"), 1),
+            b'\t' => (Some("\\t"), 1),
+            b'&' if escape_html => (Some("\\u0026"), 1),
+            b'<' if escape_html => (Some("\\u003c"), 1),
+            b'>' if escape_html => (Some("\\u003e"), 1),
+            0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => {
+                (Some("\\u2028"), 3)
+            }
+            0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => {
+                (Some("\\u2029"), 3)
+            }
+            c if c < 0x20 => (None, 1),
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.push_str(&s[start..i]);
         match escape {
             Some(e) => out.push_str(e),
             None => {
-                let b = bytes[i];
                 out.push_str("\\u00");
                 out.push(char::from(HEX[usize::from(b >> 4)]));
                 out.push(char::from(HEX[usize::from(b & 0xf)]));
             }
         }
-        start = i + c.len_utf8();
+        i += len;
+        start = i;
     }
     out.push_str(&s[start..]);
     out.push('"');
+}
+
+/// The bytes that may start a character `write_string` escapes.
+const NEEDS_CHECK: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'&' as usize] = true;
+    t[b'<' as usize] = true;
+    t[b'>' as usize] = true;
+    t[0xE2] = true;
+    t
+};
+
+#[cfg(test)]
+mod tests {
+    use super::write_string;
+
+    fn quoted(s: &str, escape_html: bool) -> String {
+        let mut out = String::new();
+        write_string(&mut out, s, escape_html);
+        out
+    }
+
+    // Expected texts as Go's `encoding/json` writes them (the escapes `json.Encoder` uses, with
+    // `SetEscapeHTML` off and on).
+    #[test]
+    fn strings_are_escaped_as_go_escapes_them() {
+        assert_eq!(quoted("plain", false), r#""plain""#);
+        assert_eq!(quoted("a\"b\\c", false), r#""a\"b\\c""#);
+        assert_eq!(quoted("\u{8}\u{c}\n\r\t", false), r#""\b\f\n\r\t""#);
+        assert_eq!(
+            quoted("\u{0}\u{1f}\u{7f}", false),
+            "\"\\u0000\\u001f\u{7f}\""
+        );
+        assert_eq!(quoted("<a&b>", false), r#""<a&b>""#);
+        assert_eq!(quoted("<a&b>", true), r#""\u003ca\u0026b\u003e""#);
+        // U+2028 and U+2029 are escaped; their neighbours with the same first bytes are not.
+        assert_eq!(
+            quoted("x\u{2027}\u{2028}\u{2029}\u{202a}", false),
+            "\"x\u{2027}\\u2028\\u2029\u{202a}\""
+        );
+        assert_eq!(quoted("é😀\u{2028}", false), "\"é😀\\u2028\"");
+        assert_eq!(quoted("", false), r#""""#);
+    }
+
+    #[test]
+    fn deep_indentation_matches_four_spaces_per_level() {
+        for depth in [0, 1, 15, 16, 17, 40] {
+            let mut out = String::new();
+            super::newline(&mut out, depth);
+            assert_eq!(out, format!("\n{}", "    ".repeat(depth)));
+        }
+    }
 }

@@ -306,6 +306,9 @@ impl Runtime {
 
     /// Records the closed groups a struct literal of `group` makes active at `v`.
     pub(super) fn register_requirements(&mut self, v: VId, group: u32) {
+        if self.group_marks.is_empty() && !self.groups[group as usize].closed_chain {
+            return;
+        }
         let mut g = group;
         let mut guard = 0;
         let mut passed_open = false;
@@ -386,13 +389,17 @@ impl Runtime {
     /// through regular fields, which fail `cue export` too (optional fields left out).
     pub(super) fn errors_in_definitions(&mut self, root: VId) -> Vec<ExportError> {
         let mut errs = Vec::new();
+        if !self.prog.labels.has_hidden_or_def() {
+            // Concrete data: no definition or hidden field anywhere to search.
+            return errs;
+        }
         let mut stack = vec![(root, 0usize)];
         while let Some((v, depth)) = stack.pop() {
             if depth > MAX_DEPTH {
                 continue;
             }
             let d = self.deref(v);
-            let arcs = self.v(d).arcs.clone();
+            let arcs = self.arcs_snapshot(d);
             for a in arcs {
                 let ax = self.v(a);
                 if ax.label.is_let() || ax.arc_type == ArcType::Optional {

@@ -44,20 +44,25 @@ enum Block {
     List,
 }
 
-struct Scope {
+struct Scope<'a> {
     /// Whether the scope has a frame at run time (struct literals and comprehension clauses do;
     /// value and label aliases do not).
     frame: bool,
     names: HashMap<Rc<str>, Binding>,
+    /// The declarations of a struct literal whose field names are not in `names` yet: they are
+    /// collected when an identifier is first looked up in this scope, so that concrete data,
+    /// which refers to nothing, builds no table of names.
+    pending: Option<&'a [ast::Decl]>,
     block: Block,
 }
 
-impl Scope {
+impl Scope<'_> {
     /// A scope of names that is not a block (aliases, comprehension clauses).
-    fn names(frame: bool, names: HashMap<Rc<str>, Binding>) -> Scope {
+    fn names<'a>(frame: bool, names: HashMap<Rc<str>, Binding>) -> Scope<'a> {
         Scope {
             frame,
             names,
+            pending: None,
             block: Block::None,
         }
     }
@@ -173,27 +178,34 @@ pub fn import_name(path: &str) -> String {
     p.rsplit('/').next().unwrap_or(p).to_string()
 }
 
+/// The label of a field with a static label, interned, and the identifier it binds (none for a
+/// quoted label: only its aliases are in scope).
+fn field_name<'f>(prog: &mut Program, field: &'f ast::Field) -> Option<(Option<&'f str>, Label)> {
+    match &field.label {
+        ast::Label::Ident(i) => Some((Some(&*i.name), prog.labels.ident(&i.name))),
+        // Quoted labels are not in scope for identifiers (only their aliases are).
+        ast::Label::String(e) => match &**e {
+            ast::Expr::Lit(l) if let Some(body) = literal::plain_body(&l.raw) => {
+                Some((None, prog.labels.string(body)))
+            }
+            ast::Expr::Lit(l) => literal::decode(&l.raw).ok().map(|b| {
+                let s = String::from_utf8_lossy(&b);
+                (None, prog.labels.string(&s))
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn collect_field_name(
     prog: &mut Program,
     field: &ast::Field,
     names: &mut HashMap<Rc<str>, Binding>,
 ) {
-    let label = match &field.label {
-        ast::Label::Ident(i) => Some((i.name.to_string(), prog.labels.ident(&i.name))),
-        // Quoted labels are not in scope for identifiers (only their aliases are).
-        ast::Label::String(e) => match &**e {
-            ast::Expr::Lit(l) => literal::decode(&l.raw).ok().map(|b| {
-                let s = String::from_utf8_lossy(&b).into_owned();
-                let label = prog.labels.string(&s);
-                (String::new(), label)
-            }),
-            _ => None,
-        },
-        _ => None,
-    };
-    if let Some((name, label)) = label {
-        if !name.is_empty() {
-            names.insert(Rc::from(name.as_str()), Binding::Field(label));
+    if let Some((name, label)) = field_name(prog, field) {
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            names.insert(Rc::from(name), Binding::Field(label));
         }
         if let Some(alias) = &field.alias {
             names.insert(Rc::from(&*alias.name), Binding::Field(label));
@@ -216,9 +228,9 @@ fn collect_field_name(
     }
 }
 
-struct Compiler<'p> {
+struct Compiler<'p, 'a> {
     prog: &'p mut Program,
-    scopes: Vec<Scope>,
+    scopes: Vec<Scope<'a>>,
     /// The file enables the `explicitopen` experiment.
     explicit_open: bool,
     /// The file enables the `aliasv2` experiment (`self`).
@@ -233,7 +245,7 @@ fn file_has_experiment(f: &ast::File, name: &str) -> bool {
     })
 }
 
-impl Compiler<'_> {
+impl<'a> Compiler<'_, 'a> {
     fn err(&mut self, span: Span, msg: impl Into<String>) -> ExprId {
         let msg = msg.into();
         self.prog.errors.push(CompileError {
@@ -245,25 +257,27 @@ impl Compiler<'_> {
 
     fn struct_lit(
         &mut self,
-        decls: &[ast::Decl],
+        decls: &'a [ast::Decl],
         span: Span,
         names: Option<HashMap<Rc<str>, Binding>>,
     ) -> StructId {
-        let names = match names {
-            Some(n) => n,
+        let (names, pending) = match names {
+            Some(n) => (n, None),
             None => {
-                let mut n = HashMap::default();
+                // The labels are interned now, in the order collecting the names would intern
+                // them; the names themselves wait for a lookup (see `Scope::pending`).
                 for d in decls {
                     if let ast::Decl::Field(f) = d {
-                        collect_field_name(self.prog, f, &mut n);
+                        field_name(self.prog, f);
                     }
                 }
-                n
+                (HashMap::default(), Some(decls))
             }
         };
         self.scopes.push(Scope {
             frame: true,
             names,
+            pending,
             block: Block::Struct,
         });
         // Lets are visible in the whole struct: bind them before compiling any value.
@@ -348,7 +362,7 @@ impl Compiler<'_> {
         (self.prog.structs.len() - 1) as StructId
     }
 
-    fn field(&mut self, f: &ast::Field) -> Option<Decl> {
+    fn field(&mut self, f: &'a ast::Field) -> Option<Decl> {
         if let Some(a) = &f.alias
             && &*a.name == "_"
         {
@@ -369,6 +383,10 @@ impl Compiler<'_> {
                 Some(self.static_field(label, arc, f))
             }
             ast::Label::String(e) => match &**e {
+                ast::Expr::Lit(l) if let Some(body) = literal::plain_body(&l.raw) => {
+                    let label = self.prog.labels.string(body);
+                    Some(self.static_field(label, arc, f))
+                }
                 ast::Expr::Lit(l) => match literal::decode(&l.raw) {
                     Ok(b) => {
                         let label = self.prog.labels.string(&String::from_utf8_lossy(&b));
@@ -410,7 +428,7 @@ impl Compiler<'_> {
     }
 
     /// A field with a label known at compile time.
-    fn static_field(&mut self, label: Label, arc: ArcType, f: &ast::Field) -> Decl {
+    fn static_field(&mut self, label: Label, arc: ArcType, f: &'a ast::Field) -> Decl {
         let value = self.value_with_alias(&f.value);
         Decl::Field {
             label,
@@ -421,7 +439,7 @@ impl Compiler<'_> {
     }
 
     /// A field whose label is computed: `(expr): v` or `"\(x)": v`.
-    fn dynamic_field(&mut self, key: &ast::Expr, arc: ArcType, f: &ast::Field) -> Decl {
+    fn dynamic_field(&mut self, key: &'a ast::Expr, arc: ArcType, f: &'a ast::Field) -> Decl {
         let key = self.expr(key);
         // `(k)~X`: the alias is visible in the field's value (not, as in CUE, also beside it).
         let mut names = HashMap::default();
@@ -437,7 +455,7 @@ impl Compiler<'_> {
     }
 
     /// A field value compiled with `names` (aliases, no frame of their own) in scope.
-    fn value_in(&mut self, names: HashMap<Rc<str>, Binding>, e: &ast::Expr) -> ExprId {
+    fn value_in(&mut self, names: HashMap<Rc<str>, Binding>, e: &'a ast::Expr) -> ExprId {
         if names.is_empty() {
             return self.value_with_alias(e);
         }
@@ -448,7 +466,7 @@ impl Compiler<'_> {
     }
 
     /// A field value, which may carry a value alias `X=v`.
-    fn value_with_alias(&mut self, e: &ast::Expr) -> ExprId {
+    fn value_with_alias(&mut self, e: &'a ast::Expr) -> ExprId {
         if let ast::Expr::Alias { ident, expr, .. } = e {
             let mut names = HashMap::default();
             names.insert(Rc::from(&*ident.name), Binding::Value);
@@ -460,7 +478,7 @@ impl Compiler<'_> {
         self.expr(e)
     }
 
-    fn comprehension(&mut self, c: &ast::Comprehension) -> Comprehension {
+    fn comprehension(&mut self, c: &'a ast::Comprehension) -> Comprehension {
         let pushed = self.scopes.len();
         let mut clauses = Vec::new();
         for cl in &c.clauses {
@@ -532,13 +550,25 @@ impl Compiler<'_> {
         }
     }
 
-    fn resolve(&mut self, ident: &ast::Ident) -> ExprId {
+    fn resolve(&mut self, ident: &'a ast::Ident) -> ExprId {
         let name = &*ident.name;
         let span = ident.span;
         let mut up = 0u32;
         // List literals passed since the last frame (see `Expr::ValueRef`).
         let mut lists = 0u32;
-        for scope in self.scopes.iter().rev() {
+        for i in (0..self.scopes.len()).rev() {
+            if let Some(decls) = self.scopes[i].pending.take() {
+                let mut n = HashMap::default();
+                for d in decls {
+                    if let ast::Decl::Field(f) = d {
+                        collect_field_name(self.prog, f, &mut n);
+                    }
+                }
+                // The lets, bound when the literal was entered, shadow its fields.
+                n.extend(self.scopes[i].names.drain());
+                self.scopes[i].names = n;
+            }
+            let scope = &self.scopes[i];
             if let Some(b) = scope.names.get(name) {
                 let e = match b.clone() {
                     Binding::Field(label) => Expr::FieldRef { up, label },
@@ -606,11 +636,11 @@ impl Compiler<'_> {
         self.err(span, "reference \"self\" not found")
     }
 
-    fn expr(&mut self, e: &ast::Expr) -> ExprId {
+    fn expr(&mut self, e: &'a ast::Expr) -> ExprId {
         crate::stack::guard(|| self.expr_inner(e))
     }
 
-    fn expr_inner(&mut self, e: &ast::Expr) -> ExprId {
+    fn expr_inner(&mut self, e: &'a ast::Expr) -> ExprId {
         let span = e.span();
         match e {
             ast::Expr::Ident(i) => self.resolve(i),
@@ -625,6 +655,7 @@ impl Compiler<'_> {
                 self.scopes.push(Scope {
                     frame: false,
                     names: HashMap::default(),
+                    pending: None,
                     block: Block::List,
                 });
                 let mut elems = Vec::new();
@@ -741,7 +772,7 @@ impl Compiler<'_> {
         }
     }
 
-    fn disjuncts(&mut self, e: &ast::Expr, out: &mut Vec<(ExprId, bool)>) {
+    fn disjuncts(&mut self, e: &'a ast::Expr, out: &mut Vec<(ExprId, bool)>) {
         match e {
             ast::Expr::Binary {
                 op: BinaryOp::Disj,
@@ -767,7 +798,7 @@ impl Compiler<'_> {
         }
     }
 
-    fn lit(&mut self, l: &ast::BasicLit) -> ExprId {
+    fn lit(&mut self, l: &'a ast::BasicLit) -> ExprId {
         let span = l.span;
         let e = match l.kind {
             ast::LitKind::Null => Expr::Null,
@@ -777,6 +808,9 @@ impl Compiler<'_> {
                 Ok((n, k)) => Expr::Num(n, k),
                 Err(m) => return self.err(span, m),
             },
+            ast::LitKind::String if let Some(body) = literal::plain_body(&l.raw) => {
+                Expr::Str(Rc::from(body))
+            }
             ast::LitKind::String => match literal::decode(&l.raw) {
                 Ok(b) => Expr::Str(Rc::from(String::from_utf8_lossy(&b).as_ref())),
                 Err(e) => return self.err(span, e.message),
@@ -791,7 +825,7 @@ impl Compiler<'_> {
 
     /// Decodes the fragments of an interpolation by joining them around placeholders into one
     /// literal, so that escapes and multi-line indentation are handled by the literal decoder.
-    fn interpolation(&mut self, i: &ast::Interpolation) -> ExprId {
+    fn interpolation(&mut self, i: &'a ast::Interpolation) -> ExprId {
         const PH: char = '\u{10FFFD}';
         let bytes = i.fragments.first().is_some_and(|f| {
             let d = literal::Delims::of(&f.raw);

@@ -141,7 +141,7 @@ impl Runtime {
                 self.finalize(alt, all);
             }
         }
-        let arcs = self.v(d).arcs.clone();
+        let arcs = self.arcs_snapshot(d);
         for a in arcs {
             let ax = self.v(a);
             let l = ax.label;
@@ -152,6 +152,16 @@ impl Runtime {
             // definitions too) is finished, and its permanent error is the struct's.
             let counts = ax.arc_type != ArcType::Optional;
             if !counts && !all {
+                continue;
+            }
+            // A leaf of concrete data is finished as soon as it has its literal's value:
+            // what `finalize` would do for it, without the round trip.
+            if ax.status == Status::Unprocessed
+                && self.aborted.is_none()
+                && self.cycle_checks.is_empty()
+                && self.lone_scalar(a)
+            {
+                self.vm(a).status = Status::Finalized;
                 continue;
             }
             let e = crate::stack::guard(|| self.finalize(a, all));

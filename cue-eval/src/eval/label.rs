@@ -76,6 +76,8 @@ pub struct Interner {
     map: HashMap<Rc<str>, u32>,
     names: Vec<Rc<str>>,
     lets: u32,
+    /// A definition or hidden label was made.
+    hidden_or_def: bool,
 }
 
 impl Interner {
@@ -101,8 +103,15 @@ impl Interner {
         } else {
             LabelKind::String
         };
+        self.hidden_or_def |= kind != LabelKind::String;
         let i = self.intern_str(name);
         Label::make(kind, i)
+    }
+
+    /// Whether any definition or hidden label (`#a`, `_a`, `_#a`) was made: without one, no
+    /// vertex has such an arc.
+    pub fn has_hidden_or_def(&self) -> bool {
+        self.hidden_or_def
     }
 
     /// The label of a quoted (or computed) string label: always a regular field.

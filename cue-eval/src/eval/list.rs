@@ -21,8 +21,7 @@ impl Runtime {
     ) {
         self.non_cycle(v, st, &c.ci);
         let span = c.span;
-        let what = self.list_lit_text(lit);
-        self.add_kind(v, Kind::LIST, span, &what);
+        self.add_kind(v, Kind::LIST, span, |rt| rt.list_lit_text(lit));
         self.vm(v).is_list = true;
         if self.v(v).list_span == Span::default() {
             self.vm(v).list_span = lit;

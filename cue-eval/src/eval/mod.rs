@@ -172,6 +172,10 @@ pub struct Group {
     /// The closedness of definitions carried out of an inline expression (`(f & x).out`):
     /// the value counts as closed, but no field is rejected for it (CUE's `OpenInline`).
     pub inline: bool,
+    /// The group or one on its chain of parents was closed when it was created. Only
+    /// `x...` and `__reclose` (which leave marks in `Runtime::group_marks`) close a group
+    /// later, so without marks a group whose chain is open requires nothing.
+    pub closed_chain: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -421,6 +425,7 @@ impl Runtime {
                 embedded: false,
                 origin: 0,
                 inline: false,
+                closed_chain: false,
             }],
             extra_parents: Default::default(),
             group_marks: Default::default(),
@@ -468,6 +473,7 @@ impl Runtime {
         embedded: bool,
         origin: VId,
     ) -> u32 {
+        let closed_chain = closed || self.groups[parent as usize].closed_chain;
         self.groups.push(Group {
             parent,
             closed,
@@ -475,6 +481,7 @@ impl Runtime {
             embedded,
             origin,
             inline: false,
+            closed_chain,
         });
         (self.groups.len() - 1) as u32
     }
@@ -509,6 +516,12 @@ impl Runtime {
     }
 
     /// Appends an arc, keeping the label index of large vertices.
+    /// A copy of the arcs of `v` to iterate over while the vertices change; no allocation for
+    /// the usual few arcs.
+    pub(crate) fn arcs_snapshot(&self, v: VId) -> smallvec::SmallVec<[VId; 8]> {
+        self.v(v).arcs.iter().copied().collect()
+    }
+
     pub fn push_arc(&mut self, v: VId, a: VId) {
         const INDEX_FROM: usize = 16;
         let l = self.v(a).label;

@@ -66,7 +66,7 @@ impl Runtime {
             // Comprehensions embed what they yield: `{if c {1}}` is 1.
             st.weak_struct.get_or_insert(span);
         } else if !lit.has_embed || lit.has_member {
-            self.add_kind(v, Kind::STRUCT, span, "struct");
+            self.add_kind(v, Kind::STRUCT, span, |_| "struct".into());
         }
         let child_ci = CloseInfo {
             group,
@@ -79,6 +79,15 @@ impl Runtime {
             ref_span: ci.ref_span,
             hops: 0,
         };
+        if self.v(v).arcs.is_empty() {
+            // The usual case of a fresh vertex: one allocation for the arcs of all its fields.
+            let fields = lit
+                .decls
+                .iter()
+                .filter(|d| matches!(d, ir::Decl::Field { .. }))
+                .count();
+            self.vm(v).arcs.reserve(fields);
+        }
         // Fields first, embeddings after: an embedding may refer to any field of the literal.
         let mut embeds = Vec::new();
         for d in &lit.decls {

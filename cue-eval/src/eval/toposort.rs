@@ -81,6 +81,9 @@ impl Runtime {
         if regular.len() < 2 || vx.structs.is_empty() {
             return regular;
         }
+        if self.in_literal_order(v, &regular) {
+            return regular;
+        }
         if let Some(order) = self.single_literal_order(v, &regular) {
             return order;
         }
@@ -135,6 +138,35 @@ impl Runtime {
         }
         keyed.sort_unstable_by_key(|&(i, _)| i);
         Some(keyed.into_iter().map(|(_, a)| a).collect())
+    }
+
+    /// Whether [`Self::single_literal_order`] would keep `regular` as it is, found without an
+    /// index: one literal gave `v` all its arcs, and they are in its order (they were created
+    /// from it), which one pass in step shows. A literal with a label met twice, or with
+    /// definitions, hidden fields or anything but plain fields, is left to that function.
+    fn in_literal_order(&self, v: VId, regular: &[VId]) -> bool {
+        let vx = self.v(v);
+        let sid = vx.structs[0].id;
+        if vx.structs.iter().any(|s| s.id != sid) {
+            return false;
+        }
+        let lit = &self.prog.structs[sid as usize];
+        if lit.has_embed {
+            return false;
+        }
+        let mut arcs = regular.iter();
+        for d in &lit.decls {
+            match d {
+                ir::Decl::Field { label, .. } if label.is_regular() => {
+                    if arcs.next().is_none_or(|&a| self.v(a).label != *label) {
+                        return false;
+                    }
+                }
+                ir::Decl::Let { .. } | ir::Decl::Ellipsis(_) => {}
+                _ => return false,
+            }
+        }
+        arcs.next().is_none()
     }
 
     /// The conjuncts of `a`, looking through a conjunct that is another vertex's value (a

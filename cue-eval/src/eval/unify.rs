@@ -110,13 +110,21 @@ impl Runtime {
     }
 
     fn evaluate_inner(&mut self, v: VId) {
+        if self.lone_scalar(v) {
+            return;
+        }
         self.vm(v).status = Status::Evaluating;
-        let conjs = self.v(v).conjuncts.clone();
         let mut st = NodeState {
             defer_refs: true,
             ..NodeState::default()
         };
-        for c in conjs {
+        // The conjuncts the vertex has now, one at a time (evaluating them only appends to
+        // the conjuncts of other vertices, or of this one after those taken here).
+        let n = self.v(v).conjuncts.len();
+        for i in 0..n {
+            let Some(c) = self.v(v).conjuncts.get(i).cloned() else {
+                break;
+            };
             self.add_conjunct(v, &mut st, c);
         }
         st.defer_refs = false;
@@ -140,7 +148,7 @@ impl Runtime {
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
-                self.add_kind(v, Kind::STRUCT, span, "struct");
+                self.add_kind(v, Kind::STRUCT, span, |_| "struct".into());
             }
         }
         if Self::only_cyclic(&st) {
@@ -156,6 +164,50 @@ impl Runtime {
             self.check_closed(v);
         }
         self.vm(v).status = Status::Evaluated;
+    }
+
+    /// Evaluates a fresh vertex whose only conjunct is a scalar literal (a leaf of concrete
+    /// data) without the general machinery, giving it the value, kind and position the
+    /// general path gives it: a literal brings no reference, field, constraint or task, so
+    /// nothing else could happen. Returns false, changing nothing, for any other vertex.
+    pub(super) fn lone_scalar(&mut self, v: VId) -> bool {
+        let vx = self.v(v);
+        if vx.conjuncts.len() != 1
+            || vx.kind != Kind::TOP
+            || vx.scalar.is_some()
+            || vx.err.is_some()
+            || vx.has_top
+            || vx.is_list
+            || vx.disj.is_some()
+            || vx.forward.is_some()
+            || !vx.arcs.is_empty()
+            || !vx.constraints.is_empty()
+            || !vx.patterns.is_empty()
+            || !vx.list_patterns.is_empty()
+        {
+            return false;
+        }
+        let CExpr::Expr(id) = vx.conjuncts[0].x else {
+            return false;
+        };
+        let val = match self.prog.expr(id) {
+            Expr::Null => Value::Null,
+            Expr::Bool(b) => Value::Bool(*b),
+            Expr::Num(n, k) => Value::num(n.clone(), *k),
+            Expr::Str(s) => Value::Str(s.clone()),
+            Expr::Bytes(b) => Value::Bytes(b.clone()),
+            _ => return false,
+        };
+        if self.post_checks.iter().any(|p| p.node == v) {
+            return false;
+        }
+        let span = self.prog.span(id);
+        let vx = self.vm(v);
+        vx.kind = val.kind();
+        vx.scalar = Some(val);
+        vx.val_span = span;
+        vx.status = Status::Evaluated;
+        true
     }
 
     /// Runs dynamic fields and comprehensions until none is left.
@@ -666,7 +718,14 @@ impl Runtime {
 
     /// Narrows the kind of `v` by `k` (a value written `what` at `span`); a kind conflict is
     /// reported and gives `false`.
-    pub(super) fn add_kind(&mut self, v: VId, k: Kind, span: Span, what: &str) -> bool {
+    /// `what` describes the new value for a conflict message; it is only called on a conflict.
+    pub(super) fn add_kind(
+        &mut self,
+        v: VId,
+        k: Kind,
+        span: Span,
+        what: impl FnOnce(&Runtime) -> String,
+    ) -> bool {
         let old = self.v(v).kind;
         let new = old.and(k);
         if new.is_empty() {
@@ -674,6 +733,7 @@ impl Runtime {
             // alone is a check applied after the types, so the new value comes first then
             // (`>=1 & string` and `string & >=1` both name string first).
             let (have, by_bound) = self.describe_node(v);
+            let what = what(self);
             let msg = if by_bound {
                 format!(
                     "conflicting values {what} and {have} (mismatched types {} and {})",
@@ -757,11 +817,11 @@ impl Runtime {
                 self.set_err(v, b)
             }
             Value::Basic(k) => {
-                self.add_kind(v, k, span, &k.name());
+                self.add_kind(v, k, span, |_| k.name());
             }
             Value::Bound(op, ref b) => {
                 let k = super::value::bound_kind(op, b);
-                if !self.add_kind(v, k, span, &self.value_text(&val)) {
+                if !self.add_kind(v, k, span, |rt| rt.value_text(&val)) {
                     return;
                 }
                 let b = b.clone();
@@ -770,7 +830,7 @@ impl Runtime {
             Value::Validator(ref call) => {
                 // A validator of another kind than the node's value conflicts with it, in
                 // either order (`{a: 1} & strings.MinRunes(3)` as `strings.MinRunes(3) & {a: 1}`).
-                if !self.add_kind(v, call.kind, span, &self.value_text(&val)) {
+                if !self.add_kind(v, call.kind, span, |rt| rt.value_text(&val)) {
                     return;
                 }
                 self.vm(v).constraints.push(val);
@@ -792,7 +852,7 @@ impl Runtime {
             scalar => {
                 // With a scalar already there the kind is already narrowed, so `val_span` still
                 // points at that scalar for the conflict below.
-                if !self.add_kind(v, scalar.kind(), span, &self.value_text(&scalar)) {
+                if !self.add_kind(v, scalar.kind(), span, |rt| rt.value_text(&scalar)) {
                     return;
                 }
                 if let Some(old_s) = &self.v(v).scalar {
@@ -848,11 +908,10 @@ impl Runtime {
             if let Some(s) = wx.scalar {
                 self.add_value(v, st, s, span, c);
             } else if k.contains(Kind::STRUCT) && !k.intersects(Kind::SCALAR) {
-                self.add_kind(v, Kind::STRUCT, span, "{...}");
+                self.add_kind(v, Kind::STRUCT, span, |_| "{...}".into());
             } else if k.contains(Kind::LIST) && !k.intersects(Kind::SCALAR) {
                 let lspan = self.v(w).list_span;
-                let what = self.list_lit_text(lspan);
-                self.add_kind(v, Kind::LIST, span, &what);
+                self.add_kind(v, Kind::LIST, span, |rt| rt.list_lit_text(lspan));
                 if self.v(v).list_span == Span::default() {
                     self.vm(v).list_span = lspan;
                 }

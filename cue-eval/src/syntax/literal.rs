@@ -65,6 +65,30 @@ pub fn decode(raw: &str) -> Result<Vec<u8>, LiteralError> {
     Ok(out)
 }
 
+/// The text of a single-line literal without escapes or carriage returns, which is its body as
+/// written: `None` for any other literal (decode it with [`decode`]). Skips decoding and the
+/// copy it makes for the common case of a plain string.
+pub fn plain_body(raw: &str) -> Option<&str> {
+    let b = raw.as_bytes();
+    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' && !raw.starts_with("\"\"\"") {
+        // The usual `"..."`: no hashes, not multi-line.
+        let body = &raw[1..raw.len() - 1];
+        return memchr::memchr2(b'\\', b'\r', body.as_bytes())
+            .is_none()
+            .then_some(body);
+    }
+    let d = Delims::of(raw);
+    let open = d.open_len();
+    if d.multiline || raw.len() < open * 2 {
+        return None;
+    }
+    let body = &raw[open..raw.len() - open];
+    if memchr::memchr2(b'\\', b'\r', body.as_bytes()).is_some() {
+        return None;
+    }
+    Some(body)
+}
+
 /// The indentation of a multi-line literal, and its content lines with their offsets.
 type MultilineBody<'a> = (&'a str, Vec<(&'a str, usize)>);
 
@@ -184,6 +208,30 @@ mod tests {
 
     fn s(raw: &str) -> String {
         String::from_utf8(decode(raw).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_plain_body_is_what_decoding_gives() {
+        let plain = [
+            r#""""#,
+            r#""abc""#,
+            r#""a b/c é""#,
+            r##"#"abc"#"##,
+            "'bytes'",
+        ];
+        for raw in plain {
+            let body = plain_body(raw).unwrap_or_else(|| panic!("{raw} is plain"));
+            assert_eq!(body.as_bytes(), decode(raw).unwrap().as_slice(), "{raw}");
+        }
+        // Escapes, carriage returns and multi-line literals need decoding.
+        for raw in [
+            r#""a\nb""#,
+            "\"a\rb\"",
+            "\"\"\"\n\tx\n\t\"\"\"",
+            r##"#"a\#nb"#"##,
+        ] {
+            assert_eq!(plain_body(raw), None, "{raw}");
+        }
     }
 
     #[test]

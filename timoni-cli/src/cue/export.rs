@@ -47,7 +47,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Yaml => to_yaml_stream(&docs),
     };
     print!("{text}");
-    // The process ends here: tearing down the evaluator's graph would only cost time.
+    // The process ends here: tearing down the evaluator's graph and the exported data would
+    // only cost time.
     std::mem::forget(root);
+    std::mem::forget(docs);
+    std::mem::forget(text);
     Ok(ExitCode::SUCCESS)
 }
