@@ -1,5 +1,5 @@
 //! The embedding API, written down: every public item of the facade, of the syntax entry points
-//! and of the data codecs with its signature (`cue_eval::testing`, behind the `testing` feature,
+//! and of the data codecs with its signature (what the `testing` cargo feature opens
 //! is not covered). A change to one of them fails to compile here, so that it is a deliberate
 //! change of this listing (and of the crate's version), not an accident.
 

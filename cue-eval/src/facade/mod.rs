@@ -8,6 +8,8 @@
 
 mod error;
 mod serde;
+#[cfg(test)]
+mod tests;
 mod value;
 
 use std::cell::RefCell;
