@@ -1,9 +1,12 @@
 //! The [`Engine`] of this project's evaluator (`cue-eval`): loads a case the way `cue` does
 //! (root files as one package; imports from the case's module and `cue.mod/{pkg,gen,usr}`),
-//! exports it, and answers the per-field questions of the inline assertions through
-//! `cue_eval::testing::Probe`.
+//! exports it, and answers the per-field questions of the inline assertions through the
+//! public [`cue_eval::Value`] (Go's `cue.Value` queries: `Err`, `IncompleteKind`, `IsClosed`,
+//! `Allows`). Only `@test(eq, ...)` goes through `cue_eval::testing::inline_equal`, which compares
+//! the way upstream's test harness does rather than as `cue.Value.Equals` does.
 
-use cue_eval::testing::{self, Probe};
+use cue_eval::syntax::Document;
+use cue_eval::{Context, ErrorItem, FieldOptions, Value};
 
 use crate::engine::*;
 
@@ -25,8 +28,9 @@ fn module_path(files: &[SourceFile]) -> Option<String> {
 }
 
 fn package_clause(text: &str) -> Option<String> {
-    let (file, _) = testing::parse(testing::ast::FileId(0), text);
-    file.package_name().map(str::to_string)
+    Document::parse_partial("", text)
+        .package_name()
+        .map(str::to_string)
 }
 
 /// The files of the package an import path names, from the case's files.
@@ -66,13 +70,13 @@ fn import_files(files: &[SourceFile], path: &str) -> Result<Vec<(String, String)
     Ok(out)
 }
 
-fn code(c: testing::ErrorCode) -> ErrCode {
+fn code(c: cue_eval::ErrorCode) -> ErrCode {
     match c {
-        testing::ErrorCode::Eval => ErrCode::Eval,
-        testing::ErrorCode::User => ErrCode::User,
-        testing::ErrorCode::StructuralCycle => ErrCode::StructuralCycle,
-        testing::ErrorCode::Incomplete => ErrCode::Incomplete,
-        testing::ErrorCode::Cycle => ErrCode::Cycle,
+        cue_eval::ErrorCode::User => ErrCode::User,
+        cue_eval::ErrorCode::StructuralCycle => ErrCode::StructuralCycle,
+        cue_eval::ErrorCode::Incomplete => ErrCode::Incomplete,
+        cue_eval::ErrorCode::Cycle => ErrCode::Cycle,
+        _ => ErrCode::Eval,
     }
 }
 
@@ -160,23 +164,23 @@ fn format_and_args(msg: &str) -> Option<(String, Vec<String>)> {
     None
 }
 
-fn entry(e: &testing::ErrorEntry) -> ErrEntry {
-    let (format, args) = format_and_args(&e.message).unwrap_or_default();
+fn entry(e: &ErrorItem) -> ErrEntry {
+    let (format, args) = format_and_args(e.message()).unwrap_or_default();
     ErrEntry {
-        message: if e.path.is_empty() {
-            e.message.clone()
+        message: if e.path().is_empty() {
+            e.message().to_string()
         } else {
-            format!("{}: {}", e.path, e.message)
+            format!("{}: {}", e.path(), e.message())
         },
         format,
         args,
-        path: if e.path.is_empty() {
+        path: if e.path().is_empty() {
             Vec::new()
         } else {
-            e.path.split('.').map(str::to_string).collect()
+            e.path().split('.').map(str::to_string).collect()
         },
         positions: e
-            .positions
+            .positions()
             .iter()
             .map(|p| Pos {
                 file: p.file().to_string(),
@@ -187,34 +191,39 @@ fn entry(e: &testing::ErrorEntry) -> ErrEntry {
     }
 }
 
-fn err_info(r: testing::ErrorReport) -> ErrInfo {
+fn err_info(e: &cue_eval::Error) -> ErrInfo {
     ErrInfo {
-        code: code(r.code),
-        errors: r.errors.iter().map(entry).collect(),
+        code: code(e.errors()[0].code()),
+        errors: e.errors().iter().map(entry).collect(),
     }
 }
 
-fn selectors(path: &[Selector]) -> Vec<testing::Selector> {
-    path.iter().map(selector).collect()
-}
-
-fn selector(s: &Selector) -> testing::Selector {
+fn selector(s: &Selector) -> cue_eval::Selector {
     match s {
-        Selector::Field(n) => testing::Selector::Field(n.clone()),
-        Selector::Definition(n) => testing::Selector::Definition(n.clone()),
-        Selector::Hidden { name, .. } => testing::Selector::Hidden(name.clone()),
-        Selector::Index(i) => testing::Selector::Index(*i),
+        Selector::Field(n) => cue_eval::Selector::Field(n.clone()),
+        Selector::Definition(n) => cue_eval::Selector::Definition(n.clone()),
+        Selector::Hidden { name, .. } => cue_eval::Selector::Hidden(name.clone()),
+        Selector::Index(i) => cue_eval::Selector::Index(*i),
     }
+}
+
+/// The value at `path`; the error names the whole path.
+fn find(inst: &Value, path: &[Selector]) -> Result<Value, String> {
+    let sels: Vec<cue_eval::Selector> = path.iter().map(selector).collect();
+    inst.lookup_selectors(&sels).map_err(|_| {
+        let text: Vec<String> = sels.iter().map(|s| s.to_string()).collect();
+        format!("path {} not found", text.join("."))
+    })
 }
 
 impl Engine for CueEval {
-    type Instance = Probe;
+    type Instance = Value;
 
     fn name(&self) -> &str {
         "cue-eval"
     }
 
-    fn load(&self, all_files: &[SourceFile], root_files: &[String]) -> Result<Probe, String> {
+    fn load(&self, all_files: &[SourceFile], root_files: &[String]) -> Result<Value, String> {
         // `*_test.cue` files stay out of the build, as `cue` leaves them out even when they are
         // named on its command line.
         let sources: Vec<(String, String)> = root_files
@@ -229,69 +238,90 @@ impl Engine for CueEval {
                 (r.clone(), text)
             })
             .collect();
-        Probe::load(&sources, |p| import_files(all_files, p))
+        Context::new()
+            .compile_package_partial(&sources, |p| import_files(all_files, p))
+            .map_err(|e| format!("{e}\n"))
     }
 
-    fn export_json(&self, inst: &mut Probe) -> Result<String, String> {
-        inst.export_json()
+    fn export_json(&self, inst: &mut Value) -> Result<String, String> {
+        inst.to_json().map_err(|e| format!("{e}\n"))
     }
 
     fn check_eq(
         &self,
-        inst: &mut Probe,
+        inst: &mut Value,
         path: &[Selector],
         expected: &EqExpectation,
     ) -> Result<(), String> {
-        inst.equals(
-            &selectors(path),
-            &expected.expr,
-            expected.package.as_deref(),
-        )
+        let v = find(inst, path)?;
+        cue_eval::testing::inline_equal(&v, &expected.expr, expected.package.as_deref())
     }
 
-    fn error(&self, inst: &mut Probe, path: &[Selector]) -> Result<Option<ErrInfo>, String> {
-        Ok(inst.error(&selectors(path))?.map(err_info))
+    fn error(&self, inst: &mut Value, path: &[Selector]) -> Result<Option<ErrInfo>, String> {
+        Ok(find(inst, path)?.err().as_ref().map(err_info))
     }
 
+    /// The value's error, else those of its regular fields, depth first in field order (Go's
+    /// `v.Fields()` with no options).
     fn descendant_errors(
         &self,
-        inst: &mut Probe,
+        inst: &mut Value,
         path: &[Selector],
     ) -> Result<Vec<ErrInfo>, String> {
-        Ok(inst
-            .descendant_errors(&selectors(path))?
-            .into_iter()
-            .map(err_info)
-            .collect())
+        let mut out = Vec::new();
+        let mut stack = vec![find(inst, path)?];
+        while let Some(v) = stack.pop() {
+            if let Some(e) = v.err() {
+                out.push(err_info(&e));
+                continue;
+            }
+            stack.extend(
+                v.fields(FieldOptions::default())
+                    .into_iter()
+                    .rev()
+                    .map(|f| f.value),
+            );
+        }
+        Ok(out)
     }
 
-    fn kind(&self, inst: &mut Probe, path: &[Selector]) -> Result<Kinds, String> {
-        inst.kinds(&selectors(path)).map(Kinds)
+    fn kind(&self, inst: &mut Value, path: &[Selector]) -> Result<Kinds, String> {
+        let k = find(inst, path)?.incomplete_kind();
+        let bits = [
+            (cue_eval::Kind::NULL, Kinds::NULL),
+            (cue_eval::Kind::BOOL, Kinds::BOOL),
+            (cue_eval::Kind::INT, Kinds::INT),
+            (cue_eval::Kind::FLOAT, Kinds::FLOAT),
+            (cue_eval::Kind::STRING, Kinds::STRING),
+            (cue_eval::Kind::BYTES, Kinds::BYTES),
+            (cue_eval::Kind::LIST, Kinds::LIST),
+            (cue_eval::Kind::STRUCT, Kinds::STRUCT),
+        ];
+        Ok(Kinds(
+            bits.iter()
+                .filter(|(c, _)| k.contains(*c))
+                .fold(0, |acc, (_, b)| acc | b.0),
+        ))
     }
 
     /// Whether the struct carries closedness at all (`Value.IsClosed`): a `...` or a pattern
     /// for every label in a closed struct lifts the restriction but does not make the struct
     /// non-closed.
-    fn is_closed(&self, inst: &mut Probe, path: &[Selector]) -> Result<bool, String> {
-        inst.is_closed(&selectors(path))
+    fn is_closed(&self, inst: &mut Value, path: &[Selector]) -> Result<bool, String> {
+        Ok(find(inst, path)?.is_closed())
     }
 
     fn allows(
         &self,
-        inst: &mut Probe,
+        inst: &mut Value,
         path: &[Selector],
         sel: &AllowsSelector,
     ) -> Result<bool, String> {
         let sel = match sel {
-            AllowsSelector::AnyString => testing::Allows::AnyString,
-            AllowsSelector::AnyIndex => testing::Allows::AnyIndex,
-            AllowsSelector::Label(s) => testing::Allows::Label(selector(s)),
+            AllowsSelector::AnyString => cue_eval::Selector::AnyString,
+            AllowsSelector::AnyIndex => cue_eval::Selector::AnyIndex,
+            AllowsSelector::Label(s) => selector(s),
         };
-        inst.allows(&selectors(path), &sel)
+        Ok(find(inst, path)?.allows(&sel))
     }
-}
-
-/// Whether the instance's evaluation has begun (for tests).
-pub fn evaluated(inst: &Probe) -> bool {
-    inst.evaluated()
 }

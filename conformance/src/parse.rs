@@ -1,15 +1,15 @@
 //! The parse and format conformance checks over every CUE source file of the corpus.
 //!
-//! **Parse.** Each `.cue` file is parsed with [`cue_eval::testing::parse_bytes`] (which is
-//! [`cue_eval::testing::parse`] for UTF-8 text). A file passes when it yields no
+//! **Parse.** Each `.cue` file is parsed with [`Document::parse_bytes`] (which reports invalid
+//! UTF-8 as CUE's scanner does). A file passes when it yields no
 //! error, except the files that the official `cue` rejected with a syntax error (see
 //! [`crate::oracle`] for the rule that finds them), which pass only when they yield at least one
 //! error.
 //!
 //! **Format.** Each file that parses cleanly is formatted with
-//! [`cue_eval::testing::format::format_file`], and the result is parsed and formatted again. The
+//! [`Document::format`], and the result is parsed and formatted again. The
 //! formatter is *idempotent* on the file when the second formatting reproduces the first, and it
-//! *round-trips* when the span-free structural dumps ([`cue_eval::testing::dump::dump_file`]) of
+//! *round-trips* when the span-free structural dumps ([`Document::dump`]) of
 //! the two trees are equal, i.e. formatting changed no
 //! meaning. A formatted text that fails to parse counts against both. Whether the formatted text
 //! is byte-identical to the source is reported too: the `cue.mod/gen` files of the Timoni modules
@@ -28,7 +28,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use cue_eval::testing::ast::FileId;
+use cue_eval::syntax::Document;
 
 use crate::corpus::{Case, CaseKind, Corpus, SourceFile};
 use crate::oracle;
@@ -406,16 +406,15 @@ fn check_file(
     // then refer to the text with U+FFFD replacements.
     let bytes = source.bytes.clone();
     let parsed = guarded(options.timeout, move || {
-        let (file, errors) = cue_eval::testing::parse_bytes(FileId(0), &bytes);
-        let src = String::from_utf8_lossy(&bytes).into_owned();
+        let (doc, errors) = Document::parse_bytes("", &bytes);
         let first = errors
             .first()
-            .map(|e| site(&src, e.span.start as usize, &e.message));
-        (file, errors.len(), first, src)
+            .map(|e| site(doc.text(), e.span.start as usize, &e.message));
+        (doc, errors.len(), first)
     });
-    let (file, src) = match parsed {
-        Guarded::Done((file, 0, _, src)) => (file, src),
-        Guarded::Done((_, count, first, _)) => {
+    let doc = match parsed {
+        Guarded::Done((doc, 0, _)) => doc,
+        Guarded::Done((_, count, first)) => {
             report.parse = ParseOutcome::Errors {
                 count,
                 first: first.expect("a first error when there are errors"),
@@ -431,22 +430,21 @@ fn check_file(
             return report;
         }
     };
-    report.format = Some(
-        match guarded(options.timeout, move || format_check(&file, &src)) {
-            Guarded::Done(check) => FormatOutcome::Checked(check),
-            Guarded::Panicked(msg) => FormatOutcome::Panicked(msg),
-            Guarded::TimedOut => FormatOutcome::TimedOut,
-        },
-    );
+    report.format = Some(match guarded(options.timeout, move || format_check(&doc)) {
+        Guarded::Done(check) => FormatOutcome::Checked(check),
+        Guarded::Panicked(msg) => FormatOutcome::Panicked(msg),
+        Guarded::TimedOut => FormatOutcome::TimedOut,
+    });
     report
 }
 
 /// The format checks on one cleanly parsed file.
-fn format_check(file: &cue_eval::testing::ast::File, src: &str) -> FormatCheck {
-    let formatted = cue_eval::testing::format::format_file(file, src);
+fn format_check(doc: &Document) -> FormatCheck {
+    let src = doc.text();
+    let formatted = doc.format();
     let identical = formatted == src;
     let first_change = (!identical).then(|| first_line_diff(src, &formatted));
-    let (file2, errors) = cue_eval::testing::parse(FileId(0), &formatted);
+    let (doc2, errors) = Document::parse_bytes("", formatted.as_bytes());
     if !errors.is_empty() {
         return FormatCheck {
             identical,
@@ -463,12 +461,9 @@ fn format_check(file: &cue_eval::testing::ast::File, src: &str) -> FormatCheck {
             first_tree_change: None,
         };
     }
-    let formatted2 = cue_eval::testing::format::format_file(&file2, &formatted);
+    let formatted2 = doc2.format();
     let idempotent = formatted2 == formatted;
-    let (dump1, dump2) = (
-        cue_eval::testing::dump::dump_file(file),
-        cue_eval::testing::dump::dump_file(&file2),
-    );
+    let (dump1, dump2) = (doc.dump(), doc2.dump());
     let roundtrip = dump1 == dump2;
     FormatCheck {
         identical,

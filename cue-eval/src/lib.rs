@@ -14,7 +14,9 @@
 //! * combine it: [`Value::unify`] (`a & b`, closedness of definitions kept) and [`Value::fill`]
 //!   (a Rust value placed at a path);
 //! * check it: [`Value::validate`] (permanent errors, and concreteness on request, as
-//!   `cue vet [-c]`);
+//!   `cue vet [-c]`); ask what Go's `cue.Value` answers: [`Value::err`] (with each error's
+//!   [`ErrorCode`]), [`Value::incomplete_kind`], [`Value::is_closed`], [`Value::allows`],
+//!   [`Value::equals`], with [`Selector`] paths ([`Value::lookup_selectors`]);
 //! * convert it: [`Value::decode`] into any `serde` type, [`Context::encode`] from one,
 //!   [`Value::to_json`] and [`Value::to_yaml`] write exactly what `cue export` writes.
 //!
@@ -47,7 +49,8 @@
 //! ```
 //!
 //! [`syntax::Document`] queries and edits one file by field (labels, attributes, values, the
-//! outline a schema writes) without walking the syntax tree. `examples/validate_yaml.rs` and
+//! outline a schema writes) without walking the syntax tree; it also formats the file and dumps
+//! its structure for comparisons. `examples/validate_yaml.rs` and
 //! `examples/decode_package.rs` are two complete programs; `docs/embedding.md` describes the
 //! design.
 //!
@@ -57,18 +60,19 @@
 //! ([`format_source`], [`ParseError`], [`source::SourceFile`], [`diagnostic::Diagnostic`]) and
 //! the JSON and YAML codecs ([`encode`], [`decode`]). The front end (lexer, parser, syntax tree,
 //! formatter, dump), the evaluator and the package loader are private to the crate; the
-//! `testing` cargo feature opens a part of them to this project's conformance runners, tests,
-//! benchmarks and fuzz targets as `cue_eval::testing`, which semantic versioning does not cover.
+//! `testing` cargo feature opens a part of them to this project's conformance runners,
+//! benchmarks and fuzz targets as `cue_eval::testing`, which semantic versioning does not cover
+//! (the crate's own tests of internals are unit tests).
 
 // The module docs of the internals point at the private items that implement what they describe.
 #![allow(rustdoc::private_intra_doc_links)]
 
-// Some items of the evaluator, the loader and the syntax tools are used only by the crate's unit tests or
-// through `testing`, so a plain library build would call them dead; the test build
-// (`cargo clippy --all-targets`) still reports dead code there.
+// Some items of the evaluator, the loader and the syntax tools are used only by the crate's unit
+// tests, so a library build would call them dead; the test build (`cargo clippy --all-targets`)
+// still reports dead code there.
 pub mod decode;
 pub mod encode;
-#[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod eval;
 mod facade;
 #[cfg_attr(not(test), allow(dead_code))]
@@ -84,8 +88,8 @@ pub(crate) use syntax::{ast, dump, format, lexer, literal};
 pub use syntax::{diagnostic, source};
 
 pub use facade::{
-    Context, DocumentLoads, Error, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions,
-    ImportShare, Kind, Loader, ParseCache, Position, Result, ValidateOptions, Value,
+    Context, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions,
+    ImportShare, Kind, Loader, ParseCache, Position, Result, Selector, ValidateOptions, Value,
 };
 pub use load::{AttrArg, Attribute};
 pub use parser::ParseError;

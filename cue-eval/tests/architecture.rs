@@ -3,7 +3,8 @@
 //! only through the facade (`Context`, `Loader`, `Value`, `Error`) and reaches the syntax only
 //! through `cue_eval::syntax::Document` (no syntax-tree walking of its own); so do the CLI and
 //! the controller. The conformance runners reach the evaluator's vertices and the syntax tree
-//! only through `cue_eval::testing` (the `testing` feature), which no product crate enables.
+//! only through `cue_eval::testing` (the `testing` feature), which no product crate enables and
+//! no integration test of this crate uses (tests of internals are unit tests beside the code).
 //!
 //! The checks read the workspace around the crate and run `cargo`; outside the repository (a
 //! packaged crate) they skip with a message.
@@ -211,6 +212,23 @@ fn no_product_crate_uses_the_testing_door() {
     assert!(
         hits.is_empty(),
         "a product crate reaches cue-eval through its testing door:\n{}",
+        hits.join("\n")
+    );
+}
+
+/// The crate's integration tests use what an embedder uses; tests of internals are unit tests
+/// next to the code they test.
+#[test]
+fn integration_tests_do_not_use_the_testing_door() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let hits: Vec<String> = lines_with(&dir, TESTING)
+        .into_iter()
+        // This file names the door in its own checks.
+        .filter(|l| !l.contains("/architecture.rs:"))
+        .collect();
+    assert!(
+        hits.is_empty(),
+        "an integration test of cue-eval uses its testing door:\n{}",
         hits.join("\n")
     );
 }

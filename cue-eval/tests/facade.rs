@@ -1,7 +1,6 @@
 //! The embedding API (`Context`, `Loader`, `Value`, `Error`) against the `cue` command's
 //! behaviour: export text, error text and order, closedness through `unify`, field order.
 
-use cue_eval::testing::Probe;
 use cue_eval::{Context, FieldKind, FieldOptions, Kind, ValidateOptions};
 
 const CONCRETE: ValidateOptions = ValidateOptions {
@@ -10,18 +9,8 @@ const CONCRETE: ValidateOptions = ValidateOptions {
     optional: false,
 };
 
-/// Export through the facade is the text `cue export` prints (the evaluator's own entry point).
-#[test]
-fn export_matches_the_instance_export() {
-    let src = "a: *1 | int\nb: {y: 2, x: [1, 2.0, \"s\"]}\nc: 'bytes'\n";
-    let mut inst = Probe::from_sources(&[("source.cue".into(), src.into())]).unwrap();
-    let v = Context::new().compile_str(src).unwrap();
-    assert_eq!(v.to_json().unwrap(), inst.export_json().unwrap());
-    assert_eq!(v.to_yaml().unwrap(), inst.export_yaml().unwrap());
-}
-
-/// Errors print as the evaluator prints them for `cue export`, with the path, message and
-/// positions of each.
+/// Errors carry the path, message and positions of each (their text is the evaluator's, see the
+/// facade's unit tests).
 #[test]
 fn errors_carry_path_message_and_positions() {
     let ctx = Context::new();
@@ -41,9 +30,6 @@ fn errors_carry_path_message_and_positions() {
     assert_eq!(at, [(2, 8), (1, 4)]);
     assert_eq!(e.positions()[1].file(), "x.cue");
     assert_eq!(e.positions()[1].offset(), Some(3));
-    let mut inst =
-        Probe::from_sources(&[("x.cue".into(), "a: int\nb: a & \"s\"\n".into())]).unwrap();
-    assert_eq!(err.to_string(), inst.export_json().unwrap_err().trim_end());
 }
 
 /// A definition looked up and unified with data stays closed, as `cue vet -d` checks it.
@@ -275,22 +261,4 @@ fn errors_are_miette_diagnostics() {
     assert_eq!(related.len(), 1);
     assert!(related[0].source_code().is_some());
     assert_eq!(related[0].labels().unwrap().count(), 2);
-}
-
-/// A looked-up value exports as `cue export -e path` does (the package finished first).
-#[test]
-fn lookup_then_export_is_export_with_a_selection() {
-    let src = "a: {b: 1, c: int}\nd: a.b + 1\ne: [1, {f: \"x\"}]\ng: h: 1 & 2\n";
-    let ctx = Context::new();
-    let v = ctx.compile_file("s.cue", src).unwrap();
-    for path in ["a", "a.b", "d", "e.1", "g", "g.h"] {
-        let want = cue_eval::testing::export_path(&[("s.cue".into(), src.into())], path)
-            .map(|d| cue_eval::encode::to_json_indent(&d, false))
-            .map_err(|e| e.trim_end().to_string());
-        let got = v
-            .lookup(path)
-            .and_then(|x| x.to_json())
-            .map_err(|e| e.to_string());
-        assert_eq!(got, want, "{path}");
-    }
 }

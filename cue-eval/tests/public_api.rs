@@ -1,5 +1,5 @@
 //! The embedding API, written down: every public item of the facade, of the syntax entry points
-//! and of the data codecs with its signature (`cue_eval::testing`, behind the `testing` feature,
+//! and of the data codecs with its signature (what the `testing` cargo feature opens
 //! is not covered). A change to one of them fails to compile here, so that it is a deliberate
 //! change of this listing (and of the crate's version), not an accident.
 
@@ -12,8 +12,9 @@ use cue_eval::syntax::{
     is_number_literal, one_line, quote,
 };
 use cue_eval::{
-    AttrArg, Attribute, Context, DocumentLoads, Error, ErrorItem, ErrorKind, Field, FieldKind,
-    FieldOptions, ImportShare, Kind, Loader, ParseCache, Position, Result, ValidateOptions, Value,
+    AttrArg, Attribute, Context, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field,
+    FieldKind, FieldOptions, ImportShare, Kind, Loader, ParseCache, Position, Result, Selector,
+    ValidateOptions, Value,
 };
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -29,6 +30,9 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Context, &[(String, String)]) -> Result<Value> = Context::compile_files;
     let _ = |c: &Context, files: &[(String, String)]| -> Result<Value> {
         c.compile_package(files, |p: &str| Err(p.to_string()))
+    };
+    let _ = |c: &Context, files: &[(String, String)]| -> Result<Value> {
+        c.compile_package_partial(files, |p: &str| Err(p.to_string()))
     };
     let _: fn(&Context, &T) -> Result<Value> = Context::encode::<T>;
     let _ = |c: &Context, dir: PathBuf| -> Loader { c.loader(dir) };
@@ -72,6 +76,20 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Value) -> Result<String> = Value::to_json;
     let _: fn(&Value) -> Result<String> = Value::to_yaml;
     let _: fn(&Value, FieldOptions) -> Result<String> = Value::to_cue_text;
+    let _: fn(&Value, &[Selector]) -> Result<Value> = Value::lookup_selectors;
+    let _: fn(&Value) -> Option<Error> = Value::err;
+    let _: fn(&Value) -> Kind = Value::incomplete_kind;
+    let _: fn(&Value) -> bool = Value::is_closed;
+    let _: fn(&Value, &Selector) -> bool = Value::allows;
+    let _: fn(&Value, &Value) -> bool = Value::equals;
+    let _ = |s: Selector| -> Option<String> {
+        match s {
+            Selector::Field(n) | Selector::Definition(n) | Selector::Hidden(n) => Some(n),
+            Selector::Index(i) => Some(i.to_string()),
+            Selector::AnyString | Selector::AnyIndex => None,
+        }
+    };
+    let _ = |s: &Selector| -> String { s.to_string() };
     let _ = |f: Field| -> (String, FieldKind, Value) { (f.label, f.kind, f.value) };
     let _ = FieldOptions {
         optional: true,
@@ -120,6 +138,15 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&ErrorItem) -> &str = ErrorItem::path;
     let _: fn(&ErrorItem) -> &str = ErrorItem::message;
     let _: fn(&ErrorItem) -> &[Position] = ErrorItem::positions;
+    let _: fn(&ErrorItem) -> ErrorCode = ErrorItem::code;
+    let _ = |c: ErrorCode| match c {
+        ErrorCode::Eval
+        | ErrorCode::User
+        | ErrorCode::StructuralCycle
+        | ErrorCode::Incomplete
+        | ErrorCode::Cycle => (),
+        _ => (),
+    };
     let _: fn(&Position) -> &str = Position::file;
     let _: fn(&Position) -> usize = Position::line;
     let _: fn(&Position) -> usize = Position::column;

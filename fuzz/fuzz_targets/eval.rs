@@ -7,10 +7,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     }
     if let Ok(s) = std::str::from_utf8(data)
-        && let Ok(mut inst) =
-            cue_eval::testing::Probe::from_sources(&[("fuzz.cue".to_string(), s.to_string())])
+        && let Ok(v) = cue_eval::Context::new().compile_package_partial(
+            &[("fuzz.cue".to_string(), s.to_string())],
+            |p| Err(format!("package {p:?} not found")),
+        )
     {
-        let _ = inst.export_json();
-        let _ = inst.eval_text();
+        let _ = v.to_json();
+        let _ = v.to_cue_text(cue_eval::FieldOptions::default());
     }
 });

@@ -26,8 +26,12 @@ mod disjunct;
 pub(crate) mod export;
 mod expr;
 mod finish;
+#[cfg(test)]
+mod golden_tests;
 pub(crate) mod ir;
 pub mod label;
+#[cfg(test)]
+mod lattice_tests;
 mod list;
 mod pattern;
 pub mod print;

@@ -51,12 +51,56 @@ pub enum ErrorKind {
 }
 
 /// One error: the CUE path of the value it concerns (empty for errors of a whole package, such
-/// as a syntax error), its message and its positions.
+/// as a syntax error), its message, its positions and its class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ErrorItem {
     path: String,
     message: String,
     positions: Vec<Position>,
+    code: ErrorCode,
+}
+
+/// The class of an evaluation error, as CUE's evaluator has it (`adt.ErrorCode`): whether more
+/// input could still resolve it.
+///
+/// ```
+/// use cue_eval::ErrorCode;
+/// let ctx = cue_eval::Context::new();
+/// let v = ctx.compile_str("a: 1 & 2\nb: int\nc: b + 1").unwrap();
+/// let code = |p| v.lookup(p).unwrap().err().map(|e| e.errors()[0].code());
+/// assert_eq!(code("a"), Some(ErrorCode::Eval));
+/// assert_eq!(code("b"), None);
+/// assert_eq!(code("c"), Some(ErrorCode::Incomplete));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A permanent error: a conflict, a failed constraint, a field not allowed (`EvalError`).
+    /// Errors of loading and of the facade's own calls are of this class too.
+    #[default]
+    Eval,
+    /// An error the user wrote: `_|_` or a call of `error()` (`UserError`).
+    User,
+    /// A structural cycle: a value that contains itself (`StructuralCycleError`).
+    StructuralCycle,
+    /// An incomplete value, which more input could make concrete: a non-concrete operand, a
+    /// reference to a field not yet defined (`IncompleteError`).
+    Incomplete,
+    /// A reference cycle (`a: b, b: a`), which more input could resolve (`CycleError`).
+    Cycle,
+}
+
+impl ErrorCode {
+    pub(crate) fn from_eval(c: crate::eval::value::ErrCode) -> ErrorCode {
+        use crate::eval::value::ErrCode as C;
+        match c {
+            C::Eval => ErrorCode::Eval,
+            C::User => ErrorCode::User,
+            C::StructuralCycle => ErrorCode::StructuralCycle,
+            C::Incomplete | C::Undefined => ErrorCode::Incomplete,
+            C::Cycle => ErrorCode::Cycle,
+        }
+    }
 }
 
 /// A place in a source file: its name as given to the loader, the 1-based line and column
@@ -82,6 +126,7 @@ impl Error {
                 path: String::new(),
                 message: message.into(),
                 positions: Vec::new(),
+                code: ErrorCode::Eval,
             }],
             kind: ErrorKind::Eval,
             sources: Arc::default(),
@@ -170,6 +215,7 @@ impl Error {
                 path: String::new(),
                 message,
                 positions: vec![Position::at(file.to_string(), line, column, offset)],
+                code: ErrorCode::Eval,
             }],
             kind: ErrorKind::Eval,
             sources: Arc::default(),
@@ -189,11 +235,26 @@ impl Error {
                     .collect(),
                 path: e.path,
                 message: e.msg,
+                code: ErrorCode::from_eval(e.code),
             })
             .collect::<Vec<_>>();
         if errors.is_empty() {
             return Error::msg("evaluation failed without an error message");
         }
+        Error {
+            errors,
+            kind: ErrorKind::Eval,
+            sources: sources.clone(),
+            #[cfg(feature = "miette")]
+            items: Default::default(),
+        }
+    }
+
+    /// An error of these items, whose positions point into `sources`.
+    pub(crate) fn from_items(
+        errors: Vec<ErrorItem>,
+        sources: &Arc<Vec<(String, Arc<str>)>>,
+    ) -> Error {
         Error {
             errors,
             kind: ErrorKind::Eval,
@@ -228,6 +289,7 @@ impl Error {
                 path: String::new(),
                 message: e.msg,
                 positions,
+                code: ErrorCode::Eval,
             }],
             kind,
             sources: Arc::default(),
@@ -269,6 +331,25 @@ impl ErrorItem {
     /// Where the error comes from, in the order `cue` prints them.
     pub fn positions(&self) -> &[Position] {
         &self.positions
+    }
+
+    /// The class of the error ([`ErrorCode::Eval`] for errors of loading).
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub(crate) fn new(
+        path: String,
+        message: String,
+        positions: Vec<Position>,
+        code: ErrorCode,
+    ) -> ErrorItem {
+        ErrorItem {
+            path,
+            message,
+            positions,
+            code,
+        }
     }
 }
 

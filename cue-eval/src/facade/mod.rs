@@ -7,7 +7,10 @@
 //! `cue` command (export text, error text and order) are the same through either.
 
 mod error;
+mod inspect;
 mod serde;
+#[cfg(test)]
+mod tests;
 mod value;
 
 use std::cell::RefCell;
@@ -20,7 +23,8 @@ use crate::load;
 use crate::syntax::Document;
 
 pub use crate::load::{ImportShare, ParseCache};
-pub use error::{Error, ErrorItem, ErrorKind, Position, Result};
+pub use error::{Error, ErrorCode, ErrorItem, ErrorKind, Position, Result};
+pub use inspect::Selector;
 pub use value::{Field, FieldKind, FieldOptions, Kind, ValidateOptions, Value};
 
 use value::Shared;
@@ -117,16 +121,55 @@ impl Context {
     ///     .unwrap();
     /// assert_eq!(v.lookup("a").unwrap().decode::<i64>().unwrap(), 1);
     /// ```
-    pub fn compile_package<F>(&self, files: &[(String, String)], mut imports: F) -> Result<Value>
+    pub fn compile_package<F>(&self, files: &[(String, String)], imports: F) -> Result<Value>
+    where
+        F: FnMut(&str) -> std::result::Result<Vec<(String, String)>, String>,
+    {
+        self.compile_package_with(files, imports, true)
+    }
+
+    /// [`Context::compile_package`], leaving the errors of its imports (a package `imports`
+    /// does not give, an imported package that does not compile) to the exports and
+    /// [`Value::validate`], which report them, as `cue export` does; the rest of the package
+    /// can still be looked into. Errors of parsing and compiling the package itself still fail.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let files = [("a.cue".to_string(), "import \"x.io/m\"\na: 1\nb: m.c".to_string())];
+    /// let missing = |p: &str| Err(format!("package {p:?} not found"));
+    /// assert!(ctx.compile_package(&files, missing).is_err());
+    /// let v = ctx.compile_package_partial(&files, missing).unwrap();
+    /// assert_eq!(v.lookup("a").unwrap().to_string(), "1");
+    /// assert!(v.to_json().unwrap_err().to_string().contains("package \"x.io/m\" not found"));
+    /// ```
+    pub fn compile_package_partial<F>(
+        &self,
+        files: &[(String, String)],
+        imports: F,
+    ) -> Result<Value>
+    where
+        F: FnMut(&str) -> std::result::Result<Vec<(String, String)>, String>,
+    {
+        self.compile_package_with(files, imports, false)
+    }
+
+    fn compile_package_with<F>(
+        &self,
+        files: &[(String, String)],
+        mut imports: F,
+        strict: bool,
+    ) -> Result<Value>
     where
         F: FnMut(&str) -> std::result::Result<Vec<(String, String)>, String>,
     {
         let inst = Instance::from_sources_with_imports(files, &mut imports)
             .map_err(|e| Error::from_eval(e, &Default::default()))?;
         let sh = Shared::loaded(inst, (0..files.len()).collect());
-        let errs = sh.borrow_mut().inst.compile_errors();
-        if !errs.is_empty() {
-            return Err(sh.borrow_mut().error(errs));
+        if strict {
+            let errs = sh.borrow_mut().inst.compile_errors();
+            if !errs.is_empty() {
+                return Err(sh.borrow_mut().error(errs));
+            }
         }
         let root = sh.borrow().inst.root;
         Ok(Value::new(sh, root, Some(Vec::new())))

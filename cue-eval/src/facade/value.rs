@@ -57,7 +57,7 @@ impl Shared {
     }
 
     /// The names and texts of the instance's files, refreshed when files were added.
-    fn sources(&mut self) -> &Arc<Vec<(String, Arc<str>)>> {
+    pub(super) fn sources(&mut self) -> &Arc<Vec<(String, Arc<str>)>> {
         if self.sources.len() != self.inst.files.len() {
             self.sources = Arc::new(
                 self.inst
@@ -163,6 +163,10 @@ impl Kind {
     pub fn is_single(self) -> bool {
         self.0.0.count_ones() == 1
     }
+
+    pub(crate) fn from_eval(k: crate::eval::value::Kind) -> Kind {
+        Kind(k)
+    }
 }
 
 impl fmt::Display for Kind {
@@ -227,7 +231,7 @@ impl Value {
     }
 
     /// A value reached from this one (its path, if any, continued).
-    fn reached(&self, v: VId, path: Option<Vec<String>>) -> Value {
+    pub(super) fn reached(&self, v: VId, path: Option<Vec<String>>) -> Value {
         Value {
             sh: self.sh.clone(),
             v,

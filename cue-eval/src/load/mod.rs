@@ -27,6 +27,8 @@
 pub(crate) mod attr;
 pub(crate) mod buildattr;
 mod cache;
+#[cfg(test)]
+mod data_tests;
 pub(crate) mod embed;
 mod fs;
 mod prune;

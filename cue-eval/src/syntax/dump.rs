@@ -28,16 +28,6 @@ pub fn dump_file(file: &File) -> String {
     d.out
 }
 
-/// Dumps one expression.
-pub fn dump_expr(expr: &Expr) -> String {
-    let mut d = Dumper {
-        out: String::new(),
-        depth: 0,
-    };
-    d.expr(expr);
-    d.out
-}
-
 struct Dumper {
     out: String,
     depth: usize,

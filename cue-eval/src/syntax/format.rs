@@ -22,6 +22,8 @@
 use crate::ast;
 
 mod comments;
+#[cfg(test)]
+mod golden_tests;
 mod lit;
 mod node;
 mod printer;

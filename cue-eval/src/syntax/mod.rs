@@ -1,22 +1,19 @@
 //! The CUE front end: the lexer ([`lexer`], logos, modal for interpolation), the parser
 //! (`grammar.lalrpop` and `parser.rs`, LALRPOP, recovering), the syntax tree ([`ast`]), literal
-//! decoding ([`literal`]), the `cue fmt` layout ([`format`](mod@format)), the tree dump of the parser tests
+//! decoding ([`literal`]), the `cue fmt` layout ([`format`](mod@format)), the structural tree dump
 //! ([`dump`]), source files and positions ([`source`]) and miette diagnostics ([`diagnostic`]).
 //!
 //! Embedders use [`Document`]: a parsed file to query and edit by field (labels, attributes,
-//! values, doc comments, the outline of a schema) without walking the syntax tree.
+//! values, doc comments, the outline of a schema) without walking the syntax tree, to format,
+//! and to compare by its structural dump.
 
 // The syntax tree and its tools are crate-private; the `testing` feature opens them to this
-// project's conformance runners, tests and fuzz targets through `crate::testing`.
+// project's conformance runners, benchmarks and fuzz targets through `crate::testing`.
 #[cfg(feature = "testing")]
 pub mod ast;
 #[cfg(not(feature = "testing"))]
 pub(crate) mod ast;
 pub mod diagnostic;
-#[cfg(feature = "testing")]
-pub mod dump;
-#[cfg(not(feature = "testing"))]
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod dump;
 #[cfg(feature = "testing")]
 pub mod format;

@@ -13,7 +13,11 @@ use lalrpop_util::{ErrorRecovery, ParseError as LalrpopError, lalrpop_mod};
 use crate::ast::{self, *};
 use crate::lexer::{LexError, Lexer, Tok};
 
+#[cfg(test)]
+mod data_tests;
 mod descent;
+#[cfg(test)]
+mod property_tests;
 
 lalrpop_mod!(
     #[allow(

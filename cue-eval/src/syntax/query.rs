@@ -112,6 +112,59 @@ impl Document {
         }
     }
 
+    /// Parses a file given as bytes, with every syntax error (as `cue` reports them; spans are
+    /// byte offsets in [`Document::text`]), keeping what the parser recovered around them.
+    /// Invalid UTF-8 is one `illegal UTF-8 encoding` error per run of invalid bytes, each
+    /// sequence replaced by U+FFFD in the text.
+    ///
+    /// ```
+    /// use cue_eval::syntax::Document;
+    /// let (doc, errs) = Document::parse_bytes("a.cue", b"a: \"x\xffy\"\nb: }\n");
+    /// let msgs: Vec<&str> = errs.iter().map(|e| e.message.as_str()).collect();
+    /// assert_eq!(msgs[0], "illegal UTF-8 encoding");
+    /// assert_eq!(errs.len(), 2);
+    /// assert_eq!(doc.text(), "a: \"x\u{fffd}y\"\nb: }\n");
+    /// ```
+    pub fn parse_bytes(name: &str, bytes: &[u8]) -> (Document, Vec<crate::ParseError>) {
+        let (file, errors) = crate::parser::parse_bytes(ast::FileId(0), bytes);
+        let doc = Document {
+            name: name.to_string(),
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            file,
+        };
+        (doc, errors)
+    }
+
+    /// The file as `cue fmt` formats it (comments and blank lines kept). Of a file with syntax
+    /// errors, the recovered tree is formatted, which may lose text ([`crate::format_source`]
+    /// refuses such files).
+    ///
+    /// ```
+    /// use cue_eval::syntax::Document;
+    /// let doc = Document::parse("a.cue", "a:   1\nb: {c:2}\n").unwrap();
+    /// assert_eq!(doc.format(), "a: 1\nb: {c: 2}\n");
+    /// ```
+    pub fn format(&self) -> String {
+        crate::format::format_file(&self.file, &self.text)
+    }
+
+    /// A structural dump of the syntax tree, one node per line, without positions or comments:
+    /// two files have the same syntax up to layout exactly when their dumps are equal (literal
+    /// spellings that `cue fmt` may change are normalised, as are braces around a struct and
+    /// the grouping of imports). The text is meant for comparing and for reading, not parsing;
+    /// it may change between releases.
+    ///
+    /// ```
+    /// use cue_eval::syntax::Document;
+    /// let a = Document::parse("a.cue", "a: b: 0o755 // c\n").unwrap();
+    /// let b = Document::parse("b.cue", "a: {\n\tb: 0755\n}\n").unwrap();
+    /// assert_eq!(a.dump(), b.dump());
+    /// assert_ne!(a.dump(), Document::parse("c.cue", "a: b: 1\n").unwrap().dump());
+    /// ```
+    pub fn dump(&self) -> String {
+        crate::dump::dump_file(&self.file)
+    }
+
     /// A document of a file a [`crate::load`] build parsed.
     pub(crate) fn from_loaded(f: &crate::load::LoadedFile) -> Document {
         Document {

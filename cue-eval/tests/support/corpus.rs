@@ -1,7 +1,8 @@
 //! Where the shared conformance corpus is, and a sorted walk over its files, for the tests and
 //! benchmarks of this crate. The corpus is data outside the repository; the rule is the one of
 //! `conformance::corpus::locate`: `$CONFORMANCE_DIR`, else `../shared/conformance` beside the
-//! workspace. Shared by `tests/format.rs` and `benches/parse.rs` through `#[path]`.
+//! workspace. Shared by the formatter's tests (`src/syntax/format/golden_tests.rs`) and the benchmarks
+//! through `#[path]`.
 
 use std::path::{Path, PathBuf};
 

@@ -9,6 +9,8 @@
 //! of the implementation are reported as `error in call to <name>: <message>`, as CUE does.
 
 mod crypto;
+#[cfg(test)]
+mod data_tests;
 mod encoding;
 mod list;
 pub(super) mod math;

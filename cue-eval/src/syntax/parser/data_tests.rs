@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use cue_eval::source::SourceFile;
-use cue_eval::testing::ast::FileId;
+use super::{check_parser, parse, parse_bytes};
+use crate::ast::FileId;
+use crate::source::SourceFile;
 
 fn files(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,9 +26,9 @@ fn files(dir: &str) -> Vec<PathBuf> {
 
 /// The dump of the tree followed by each error as `line:col: message`.
 fn check(src: &str) -> (String, usize) {
-    let (file, errors) = cue_eval::testing::parse(FileId(0), src);
+    let (file, errors) = parse(FileId(0), src);
     let sf = SourceFile::new("x.cue", src);
-    let mut out = cue_eval::testing::dump::dump_file(&file);
+    let mut out = crate::dump::dump_file(&file);
     for e in &errors {
         let (l, c) = sf.line_col(e.span.start as usize);
         out.push_str(&format!("error {l}:{c}: {}\n", e.message));
@@ -60,7 +61,7 @@ fn invalid_files_report_errors_and_keep_the_rest() {
 /// One typo gives one diagnostic, and the declarations after it are still in the tree.
 #[test]
 fn one_typo_one_error() {
-    let (file, errors) = cue_eval::testing::parse(FileId(0), "a: 1\nb: 2 3\nc: 3\n");
+    let (file, errors) = parse(FileId(0), "a: 1\nb: 2 3\nc: 3\n");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(file.decls.len(), 3);
 }
@@ -70,9 +71,9 @@ fn fuzz_failures_do_not_regress() {
     for path in files("fuzz-failures") {
         let bytes = std::fs::read(&path).unwrap();
         if let Ok(s) = std::str::from_utf8(&bytes) {
-            cue_eval::testing::check_parser(s);
+            check_parser(s);
         }
-        let _ = cue_eval::testing::parse_bytes(FileId(0), &bytes);
+        let _ = parse_bytes(FileId(0), &bytes);
     }
 }
 
@@ -86,7 +87,7 @@ fn deep_nesting_is_an_error() {
             open.repeat(10_000),
             close.repeat(10_000)
         );
-        let (file, errors) = cue_eval::testing::parse(FileId(0), &src);
+        let (file, errors) = parse(FileId(0), &src);
         assert!(
             errors
                 .iter()
@@ -94,10 +95,10 @@ fn deep_nesting_is_an_error() {
             "{open}: {errors:?}"
         );
         assert_eq!(file.decls.len(), 2);
-        let _ = cue_eval::testing::format::format_file(&file, &src);
+        let _ = crate::format::format_file(&file, &src);
     }
     let src = format!("x: {}\n", "\"\\(".repeat(5_000));
-    let (_, errors) = cue_eval::testing::parse(FileId(0), &src);
+    let (_, errors) = parse(FileId(0), &src);
     assert!(!errors.is_empty());
 }
 
@@ -110,24 +111,24 @@ fn long_chains_are_an_error() {
         format!("x: {}1\ny: 2\n", "-".repeat(20_000)),
         format!("{}: 1\ny: 2\n", "a: ".repeat(20_000)),
     ] {
-        let (file, errors) = cue_eval::testing::parse(FileId(0), &src);
+        let (file, errors) = parse(FileId(0), &src);
         assert!(
             errors.iter().any(|e| e.message.contains("too long")),
             "{errors:?}"
         );
-        let last = file.decls.last().map(cue_eval::testing::ast::Decl::span);
+        let last = file.decls.last().map(crate::ast::Decl::span);
         assert!(
             last.is_some_and(|s| &src[s.range()] == "y: 2"),
             "{:?} {errors:?}",
             file.decls.len()
         );
-        let _ = cue_eval::testing::dump::dump_file(&file);
+        let _ = crate::dump::dump_file(&file);
     }
 }
 
 #[test]
 fn invalid_utf8_is_reported() {
-    let (file, errors) = cue_eval::testing::parse_bytes(FileId(0), b"a: \"x\xff\xfey\"\nb: 1\n");
+    let (file, errors) = parse_bytes(FileId(0), b"a: \"x\xff\xfey\"\nb: 1\n");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].message, "illegal UTF-8 encoding");
     assert_eq!(file.decls.len(), 2);
@@ -142,7 +143,7 @@ fn unterminated_literals() {
         "a: #\"abc\"",
         "a: \"\\(b",
     ] {
-        let (_, errors) = cue_eval::testing::parse(FileId(0), src);
+        let (_, errors) = parse(FileId(0), src);
         assert!(!errors.is_empty(), "{src:?}");
     }
 }
@@ -160,7 +161,7 @@ fn fifty_megabytes() {
         n += 1;
     }
     src.push_str("bad: }\n");
-    let (file, errors) = cue_eval::testing::parse(FileId(0), &src);
+    let (file, errors) = parse(FileId(0), &src);
     assert_eq!(file.decls.len(), 2 * n + 1);
     assert_eq!(errors.len(), 1, "{errors:?}");
     let sf = SourceFile::new("big.cue", src.as_str());

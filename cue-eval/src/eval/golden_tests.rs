@@ -6,12 +6,28 @@
 //! A file whose comment lines name selections (`// -e apply`) is exported at each of them
 //! instead, as `cue export -e apply` does, each result after a `== -e apply` line.
 //!
-//! `UPDATE_GOLDEN=1 cargo test -p cue-eval --test eval` rewrites the `.out` files.
+//! `UPDATE_GOLDEN=1 cargo test -p cue-eval --lib eval::golden_tests` rewrites the `.out` files.
 
 use std::path::Path;
 
-use cue_eval::encode::to_json_indent;
-use cue_eval::testing::{Probe, eval_text, export_path};
+use super::api::{Instance, format_errors};
+use super::print;
+use crate::encode::{Data, to_json_indent};
+
+/// The `cue eval` text of `sources` compiled as one package, or the errors as `cue` prints them.
+fn eval_text(sources: &[(String, String)]) -> Result<String, String> {
+    let mut inst = Instance::from_sources(sources).map_err(|e| format_errors(&e))?;
+    Ok(print::eval_text(&mut inst))
+}
+
+/// The value at the `cue export -e` expression `path` of `sources` compiled as one package, or
+/// the errors as `cue` prints them.
+fn export_path(sources: &[(String, String)], path: &str) -> Result<Data, String> {
+    let mut inst = Instance::from_sources(sources).map_err(|e| format_errors(&e))?;
+    let labels = print::split_path(path);
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    print::export_path(&mut inst, &labels).map_err(|e| format_errors(&e))
+}
 
 fn export(name: &str, src: &str) -> String {
     let selections: Vec<&str> = src
@@ -25,12 +41,12 @@ fn export(name: &str, src: &str) -> String {
             .map(|e| format!("== -e {e}\n{}", export_at(name, src, e)))
             .collect();
     }
-    match Probe::from_sources(&[(name.to_string(), src.to_string())]) {
+    match Instance::from_sources(&[(name.to_string(), src.to_string())]) {
         Ok(mut inst) => match inst.export_json() {
             Ok(json) => json,
             Err(e) => e,
         },
-        Err(errs) => errs,
+        Err(errs) => format_errors(&errs),
     }
 }
 

@@ -3,8 +3,9 @@
 //! source (scalars, kinds, bounds, structs, lists, disjunctions with defaults) and compared
 //! structurally after evaluation, within one instance.
 
-use cue_eval::testing::Probe;
 use proptest::prelude::*;
+
+use super::api::{Instance, format_errors};
 
 fn leaf() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -63,15 +64,23 @@ fn value_plain() -> impl Strategy<Value = String> {
 /// Evaluates `x` and `y` in one instance and compares them structurally.
 fn same(x: &str, y: &str) -> bool {
     let src = format!("x: {x}\ny: {y}\n");
-    let mut inst = Probe::from_sources(&[("p.cue".to_string(), src.clone())])
-        .unwrap_or_else(|e| panic!("does not compile: {src}: {e}"));
-    inst.structurally_equal("x", "y")
+    let mut inst = Instance::from_sources(&[("p.cue".to_string(), src.clone())])
+        .unwrap_or_else(|e| panic!("does not compile: {src}: {}", format_errors(&e)));
+    let (Some(x), Some(y)) = (inst.lookup(&["x"]), inst.lookup(&["y"])) else {
+        return false;
+    };
+    inst.rt.vertices_equal(x, y, 0)
 }
 
 fn is_bottom(x: &str) -> bool {
     let src = format!("x: {x}\n");
-    let mut inst = Probe::from_sources(&[("p.cue".to_string(), src)]).expect("compiles");
-    inst.is_bottom("x")
+    let mut inst = Instance::from_sources(&[("p.cue".to_string(), src)]).expect("compiles");
+    let Some(x) = inst.lookup(&["x"]) else {
+        return false;
+    };
+    inst.rt.finalize(x, true);
+    let d = inst.rt.deref(x);
+    inst.rt.v(d).err.is_some()
 }
 
 proptest! {

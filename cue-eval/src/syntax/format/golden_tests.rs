@@ -8,12 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
-use cue_eval::testing::ast::FileId;
-use cue_eval::testing::dump::dump_file;
-use cue_eval::testing::format::format_file;
-use cue_eval::testing::parse;
+use crate::ast::FileId;
+use crate::dump::dump_file;
+use crate::format::format_file;
+use crate::parse;
 
-#[path = "support/corpus.rs"]
+#[path = "../../../tests/support/corpus.rs"]
 mod corpus;
 
 use corpus::{conformance_dir, files_with_suffix};
@@ -90,8 +90,8 @@ fn normalize_dump(dump: &str) -> String {
         let prev_is_label = i > 0 && lines[i - 1].trim_start() == "label-string";
         match line.trim_start().strip_prefix("lit ") {
             Some(raw) if prev_is_label => {
-                let value = cue_eval::testing::literal::decode(raw)
-                    .map(|v| String::from_utf8_lossy(&v).into_owned());
+                let value =
+                    crate::literal::decode(raw).map(|v| String::from_utf8_lossy(&v).into_owned());
                 out.push_str(&format!("{}lit {value:?}", &line[..indent(line)]));
             }
             _ => out.push_str(

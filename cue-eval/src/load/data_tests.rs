@@ -1,12 +1,13 @@
-//! Data-driven tests of the package loader (`cue_eval::testing::load`): every directory of
+//! Data-driven tests of the package loader ([`super::load`]): every directory of
 //! `testdata/load/` is a case with a `cmd` (tags and arguments) and a `want` (the JSON export or
 //! the error), see `testdata/load/README.md`. Plus the overlay, symlinks and the attribute API.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cue_eval::encode::to_json_indent;
-use cue_eval::testing::{LoadBuild, LoadConfig as Config, format_errors, load};
+use super::{Build as LoadBuild, Config, load};
+use crate::encode::to_json_indent;
+use crate::eval::api::format_errors;
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/load")
@@ -184,7 +185,7 @@ fn parsed_labels(build: &LoadBuild, tail: &str) -> Vec<String> {
         .decls
         .iter()
         .filter_map(|d| match d {
-            cue_eval::testing::ast::Decl::Field(f) => Some(f.label.span()),
+            crate::ast::Decl::Field(f) => Some(f.label.span()),
             _ => None,
         })
         .map(|s| f.text[s.range()].to_string())
@@ -231,7 +232,7 @@ fn data_files_over_the_size_limit_are_refused_unread() {
     std::fs::write(dir.join("big.json"), &big).expect("write big.json");
     std::fs::write(dir.join("small.json"), "[1, 2]").expect("write small.json");
     let mut cfg = Config::new(&dir);
-    cfg.limits = Some(cue_eval::decode::Limits {
+    cfg.limits = Some(crate::decode::Limits {
         max_bytes: 100,
         ..Default::default()
     });
@@ -248,7 +249,7 @@ fn data_files_over_the_size_limit_are_refused_unread() {
         "[\n    1,\n    2\n]\n"
     );
     // The value count is bounded too: a small file of many values is refused as well.
-    cfg.limits = Some(cue_eval::decode::Limits {
+    cfg.limits = Some(crate::decode::Limits {
         max_nodes: 50,
         ..Default::default()
     });

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cue_eval::testing::Probe;
+use crate::eval::api::{Instance, format_errors};
 
 /// A minimal JSON normaliser: removes insignificant whitespace outside strings, so that the
 /// expected files can be written on one line.
@@ -46,8 +46,8 @@ fn stdlib_cases() {
     for p in names {
         let src = std::fs::read_to_string(&p).unwrap();
         let want = std::fs::read_to_string(p.with_extension("json")).unwrap();
-        let mut inst = Probe::from_sources(&[("in.cue".to_string(), src)])
-            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let mut inst = Instance::from_sources(&[("in.cue".to_string(), src)])
+            .unwrap_or_else(|e| panic!("{}: {}", p.display(), format_errors(&e)));
         let got = match inst.export_json() {
             Ok(s) => s,
             Err(e) => format!("ERROR: {e}"),

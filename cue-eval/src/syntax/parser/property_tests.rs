@@ -1,11 +1,14 @@
 //! Property tests for the front end.
 //!
 //! * Sources generated from a small CUE grammar parse without errors, and satisfy the laws that
-//!   `cue_eval::testing::check_parser` asserts: the formatted text parses to the same tree (modulo layout)
+//!   [`check_parser`] asserts: the formatted text parses to the same tree (modulo layout)
 //!   and formatting is idempotent.
 //! * Random token soup, valid or not, never panics the lexer, parser or formatter.
 
 use proptest::prelude::*;
+
+use super::{check_parser, parse};
+use crate::ast::FileId;
 
 /// A plain identifier: lower case, never a keyword or a predeclared constant.
 fn plain_ident() -> impl Strategy<Value = String> {
@@ -159,13 +162,13 @@ proptest! {
 
     #[test]
     fn generated_sources_parse_and_round_trip(src in file()) {
-        let (_, errors) = cue_eval::testing::parse(cue_eval::testing::ast::FileId(0), &src);
+        let (_, errors) = parse(FileId(0), &src);
         prop_assert!(errors.is_empty(), "{src}\n{errors:?}");
-        cue_eval::testing::check_parser(&src);
+        check_parser(&src);
     }
 
     #[test]
     fn token_soup_never_panics(src in soup()) {
-        cue_eval::testing::check_parser(&src);
+        check_parser(&src);
     }
 }
