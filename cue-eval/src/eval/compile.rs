@@ -263,16 +263,10 @@ impl<'a> Compiler<'_, 'a> {
     ) -> StructId {
         let (names, pending) = match names {
             Some(n) => (n, None),
-            None => {
-                // The labels are interned now, in the order collecting the names would intern
-                // them; the names themselves wait for a lookup (see `Scope::pending`).
-                for d in decls {
-                    if let ast::Decl::Field(f) = d {
-                        field_name(self.prog, f);
-                    }
-                }
-                (HashMap::default(), Some(decls))
-            }
+            // The names wait for a lookup (see `Scope::pending`). Labels are interned as the
+            // fields are compiled; a label's number says nothing about order (export orders
+            // fields by position and compares labels by name).
+            None => (HashMap::default(), Some(decls)),
         };
         self.scopes.push(Scope {
             frame: true,
