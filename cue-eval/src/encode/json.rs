@@ -14,9 +14,32 @@ const INDENT: &str = "    ";
 /// (`cue export --escape`).
 pub fn to_json_indent(d: &Data, escape_html: bool) -> String {
     let mut out = String::new();
-    write_indented(&mut out, d, 0, escape_html);
+    write_indented(&mut out, d, 0, escape_html, &mut |_| {});
     out.push('\n');
     out
+}
+
+/// Writes what [`to_json_indent`] returns to `w`, a piece at a time, so that a large document
+/// is never held as one text.
+pub fn write_json_indent<W: std::io::Write>(
+    w: &mut W,
+    d: &Data,
+    escape_html: bool,
+) -> std::io::Result<()> {
+    const PIECE: usize = 1 << 16;
+    let mut out = String::with_capacity(PIECE + 1024);
+    let mut failed = None;
+    write_indented(&mut out, d, 0, escape_html, &mut |out: &mut String| {
+        if out.len() >= PIECE && failed.is_none() {
+            failed = w.write_all(out.as_bytes()).err();
+            out.clear();
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    out.push('\n');
+    w.write_all(out.as_bytes())
 }
 
 /// What the builtin `json.Marshal` returns for `d`: compact JSON on one line, no trailing
@@ -66,7 +89,14 @@ fn write_compact(out: &mut String, d: &Data) {
     }
 }
 
-fn write_indented(out: &mut String, d: &Data, depth: usize, escape_html: bool) {
+/// `flush` is offered the text written so far after each element (see [`write_json_indent`]).
+fn write_indented(
+    out: &mut String,
+    d: &Data,
+    depth: usize,
+    escape_html: bool,
+    flush: &mut dyn FnMut(&mut String),
+) {
     match d {
         Data::List(items) if !items.is_empty() => {
             out.push('[');
@@ -75,7 +105,8 @@ fn write_indented(out: &mut String, d: &Data, depth: usize, escape_html: bool) {
                     out.push(',');
                 }
                 newline(out, depth + 1);
-                write_indented(out, item, depth + 1, escape_html);
+                write_indented(out, item, depth + 1, escape_html, flush);
+                flush(out);
             }
             newline(out, depth);
             out.push(']');
@@ -89,7 +120,8 @@ fn write_indented(out: &mut String, d: &Data, depth: usize, escape_html: bool) {
                 newline(out, depth + 1);
                 write_string(out, &f.name, escape_html);
                 out.push_str(": ");
-                write_indented(out, &f.value, depth + 1, escape_html);
+                write_indented(out, &f.value, depth + 1, escape_html, flush);
+                flush(out);
             }
             newline(out, depth);
             out.push('}');
@@ -236,6 +268,31 @@ mod tests {
         );
         assert_eq!(quoted("é😀\u{2028}", false), "\"é😀\\u2028\"");
         assert_eq!(quoted("", false), r#""""#);
+    }
+
+    #[test]
+    fn written_in_pieces_is_the_same_text() {
+        use crate::encode::{Data, Field};
+        let item = |i: usize| {
+            Data::Struct(vec![
+                Field::new("name", Data::string(format!("item-{i} <&> \u{2028}"))),
+                Field::new("tags", Data::List(vec![Data::Bool(true), Data::Null])),
+            ])
+        };
+        let big = Data::Struct(vec![Field::new(
+            "items",
+            Data::List((0..5000).map(item).collect()),
+        )]);
+        for d in [big, Data::Struct(vec![]), Data::string("x")] {
+            for escape in [false, true] {
+                let mut w = Vec::new();
+                super::write_json_indent(&mut w, &d, escape).unwrap();
+                assert_eq!(
+                    String::from_utf8(w).unwrap(),
+                    super::to_json_indent(&d, escape)
+                );
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! output order, numbers already spelled) and these functions print it:
 //!
 //! * [`to_json_indent`]: what `cue export --out json` prints (Go `json.Encoder` with a
-//!   four-space indent and a trailing newline);
+//!   four-space indent and a trailing newline), and [`write_json_indent`], the same text
+//!   written to an `io::Write` a piece at a time;
 //! * [`to_json_compact`] and [`to_json_stream_compact`]: the builtins `json.Marshal` and
 //!   `json.MarshalStream`;
 //! * [`to_yaml`] and [`to_yaml_stream`]: `cue export --out yaml` and the builtins
@@ -23,7 +24,7 @@ pub(crate) use yaml::yaml_style_float;
 #[cfg(test)]
 mod tests;
 
-pub use json::{to_json_compact, to_json_indent, to_json_stream_compact};
+pub use json::{to_json_compact, to_json_indent, to_json_stream_compact, write_json_indent};
 pub use yaml::{to_yaml, to_yaml_stream};
 
 /// A concrete CUE value ready to encode. Field order is the output order (already decided by the evaluator).

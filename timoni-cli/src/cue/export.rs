@@ -1,9 +1,10 @@
 //! `timoni cue export [-e EXPR] [--out json|yaml] [PATH...]`: the package (or the values the
 //! `-e` selections name) as concrete data.
 
+use std::io::Write;
 use std::process::ExitCode;
 
-use cue_eval::encode::{to_json_indent, to_yaml, to_yaml_stream};
+use cue_eval::encode::{to_yaml, to_yaml_stream, write_json_indent};
 
 use super::{Inputs, fail_with};
 
@@ -41,16 +42,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(e) => return Ok(fail_with(&e)),
         }
     }
-    let text = match args.out {
-        Format::Json => docs.iter().map(|d| to_json_indent(d, false)).collect(),
-        Format::Yaml if docs.len() == 1 => to_yaml(&docs[0]),
-        Format::Yaml => to_yaml_stream(&docs),
-    };
-    print!("{text}");
+    match args.out {
+        Format::Json => {
+            // Written a piece at a time: a large document is never held as one text.
+            let mut out = std::io::stdout().lock();
+            for d in &docs {
+                write_json_indent(&mut out, d, false)?;
+            }
+            out.flush()?;
+        }
+        Format::Yaml if docs.len() == 1 => print!("{}", to_yaml(&docs[0])),
+        Format::Yaml => print!("{}", to_yaml_stream(&docs)),
+    }
     // The process ends here: tearing down the evaluator's graph and the exported data would
     // only cost time.
     std::mem::forget(root);
     std::mem::forget(docs);
-    std::mem::forget(text);
     Ok(ExitCode::SUCCESS)
 }
