@@ -258,15 +258,39 @@ impl Runtime {
 
     /// Whether group `g` is `r` or lies inside it.
     pub(super) fn group_within(&self, g: u32, r: u32) -> bool {
-        if self.group_within_chain(g, r) {
-            return true;
+        // The chain of parents first, noting whether a group on it has other parents: without
+        // one, the chain is all there is to search.
+        let mut x = g;
+        let mut guard = 0;
+        let mut extra = false;
+        loop {
+            if x == r {
+                return true;
+            }
+            if x == 0 || guard > 10_000 {
+                break;
+            }
+            guard += 1;
+            let gr = &self.groups[x as usize];
+            extra |= gr.has_extra;
+            x = gr.parent;
         }
-        if self.extra_parents.is_empty() {
+        if !extra {
             return false;
         }
+        if let Some(&known) = self.within_memo.borrow().get(&(g, r)) {
+            return known;
+        }
+        let found = self.group_within_dag(g, r);
+        self.within_memo.borrow_mut().insert((g, r), found);
+        found
+    }
+
+    /// [`Self::group_within`] through the extra parents too.
+    fn group_within_dag(&self, g: u32, r: u32) -> bool {
         // Groups with extra parents form a small DAG: search it, each group once.
-        let mut stack = vec![g];
-        let mut seen: Vec<u32> = Vec::new();
+        let mut stack: smallvec::SmallVec<[u32; 16]> = smallvec::smallvec![g];
+        let mut seen: smallvec::SmallVec<[u32; 32]> = smallvec::SmallVec::new();
         while let Some(mut g) = stack.pop() {
             let mut guard = 0;
             loop {
@@ -288,20 +312,6 @@ impl Runtime {
             }
         }
         false
-    }
-
-    fn group_within_chain(&self, mut g: u32, r: u32) -> bool {
-        let mut guard = 0;
-        loop {
-            if g == r {
-                return true;
-            }
-            if g == 0 || guard > 10_000 {
-                return false;
-            }
-            guard += 1;
-            g = self.groups[g as usize].parent;
-        }
     }
 
     /// Records the closed groups a struct literal of `group` makes active at `v`.

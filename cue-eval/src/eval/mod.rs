@@ -180,6 +180,8 @@ pub struct Group {
     /// `x...` and `__reclose` (which leave marks in `Runtime::group_marks`) close a group
     /// later, so without marks a group whose chain is open requires nothing.
     pub closed_chain: bool,
+    /// The group has parents besides `parent` (in `Runtime::extra_parents`).
+    pub has_extra: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -409,6 +411,9 @@ pub struct Runtime {
     /// (structure sharing), by that vertex: finishing one finishes the other first, and its
     /// permanent error is the sharer's, named where it arose.
     pub(crate) shares: rustc_hash::FxHashMap<VId, VId>,
+    /// Answers of `group_within` that searched extra parents, by (group, enclosing group);
+    /// emptied whenever a group gains an extra parent.
+    pub(crate) within_memo: std::cell::RefCell<rustc_hash::FxHashMap<(u32, u32), bool>>,
 }
 
 impl Default for Runtime {
@@ -430,6 +435,7 @@ impl Runtime {
                 origin: 0,
                 inline: false,
                 closed_chain: false,
+                has_extra: false,
             }],
             extra_parents: Default::default(),
             group_marks: Default::default(),
@@ -451,6 +457,7 @@ impl Runtime {
             cond_node: None,
             post_checks: Vec::new(),
             shares: Default::default(),
+            within_memo: Default::default(),
         }
     }
 
@@ -486,6 +493,7 @@ impl Runtime {
             origin,
             inline: false,
             closed_chain,
+            has_extra: false,
         });
         (self.groups.len() - 1) as u32
     }

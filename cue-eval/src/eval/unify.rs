@@ -502,6 +502,8 @@ impl Runtime {
                 && !self.group_within(g, c.ci.group)
             {
                 self.extra_parents.entry(g).or_default().push(c.ci.group);
+                self.groups[g as usize].has_extra = true;
+                self.within_memo.get_mut().clear();
             }
             return;
         }
