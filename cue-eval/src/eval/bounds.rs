@@ -25,7 +25,7 @@ impl Runtime {
         // `!=x` next to a bound that `x` does not satisfy says nothing more (CUE's
         // `SimplifyBounds`): `>5 & !=5` is `>5`, `!="b" & =~"c"` is `=~"c"`.
         if op == UnaryOp::Ne && b.is_concrete_scalar() {
-            let cons = self.v(v).constraints().to_vec();
+            let cons = self.v(v).constraints_copy();
             for c in &cons {
                 if let Value::Bound(op2, b2) = c
                     && excludes_ne(*op2)
@@ -57,7 +57,7 @@ impl Runtime {
         }
         // Two bounds in the same direction: keep the tighter one.
         if let Some(dir) = bound_dir(op) {
-            let cons = self.v(v).constraints().to_vec();
+            let cons = self.v(v).constraints_copy();
             for (i, c) in cons.iter().enumerate() {
                 if let Value::Bound(op2, b2) = c
                     && bound_dir(*op2) == Some(dir)
@@ -85,8 +85,8 @@ impl Runtime {
     /// Detects bounds that cannot hold together (`>10 & <5`) and integer ranges that are one
     /// value (`>=1 & <=1 & int` stays as written, as CUE keeps validators).
     pub(super) fn simplify_bounds(&mut self, v: VId) {
-        let cons = self.v(v).constraints().to_vec();
-        let spans = self.v(v).cons_spans().to_vec();
+        let cons = self.v(v).constraints_copy();
+        let spans = self.v(v).cons_spans_copy();
         let mut lo: Option<(UnaryOp, Value, Span)> = None;
         let mut hi: Option<(UnaryOp, Value, Span)> = None;
         for (i, c) in cons.iter().enumerate() {

@@ -18,7 +18,7 @@ impl Runtime {
             return;
         }
         let scalar = self.v(v).scalar.clone();
-        let cons = self.v(v).constraints().to_vec();
+        let cons = self.v(v).constraints_copy();
         if let Some(s) = scalar {
             for (i, c) in cons.iter().enumerate() {
                 if let Err(mut b) = self.check_constraint(c, &s) {

@@ -371,6 +371,33 @@ impl Vertex {
     pub fn cons_spans(&self) -> &[Span] {
         self.extra.as_ref().map_or(&[], |x| &x.cons_spans)
     }
+    /// Copies of the rare lists, to iterate over while the vertices change (no allocation
+    /// while a list is empty).
+    pub fn constraints_copy(&self) -> ThinVec<Value> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.constraints.clone())
+    }
+    pub fn cons_spans_copy(&self) -> ThinVec<Span> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.cons_spans.clone())
+    }
+    pub fn patterns_copy(&self) -> ThinVec<(Value, Conjunct)> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.patterns.clone())
+    }
+    pub fn list_patterns_copy(&self) -> ThinVec<(u32, Conjunct)> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.list_patterns.clone())
+    }
+    pub fn open_groups_copy(&self) -> ThinVec<u32> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.open_groups.clone())
+    }
     pub fn clone_of(&self) -> Option<VId> {
         self.clone.as_ref().map(|c| c.clone_of)
     }

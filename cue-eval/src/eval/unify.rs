@@ -322,7 +322,7 @@ impl Runtime {
         let a = self.new_vertex(Some(v), label, arc);
         self.push_arc(v, a);
         if label.is_regular() {
-            let pats = self.v(v).patterns().to_vec();
+            let pats = self.v(v).patterns_copy();
             for (filter, conj) in pats {
                 if self.invalid_pattern(v, &filter, &conj) {
                     continue;
@@ -332,7 +332,7 @@ impl Runtime {
                 }
             }
             if label.is_int() {
-                let lps = self.v(v).list_patterns().to_vec();
+                let lps = self.v(v).list_patterns_copy();
                 for (min, conj) in lps {
                     if label.index() >= min {
                         self.push_conj(a, conj);
@@ -944,11 +944,11 @@ impl Runtime {
         }
         let structs = self.v(w).structs.clone();
         self.vm(v).structs.extend(structs);
-        let pats = self.v(w).patterns().to_vec();
+        let pats = self.v(w).patterns_copy();
         for (f, conj) in pats {
             self.add_pattern(v, f, conj);
         }
-        let lps = self.v(w).list_patterns().to_vec();
+        let lps = self.v(w).list_patterns_copy();
         for (min, conj) in lps {
             self.add_list_pattern(v, min, conj);
         }
@@ -982,8 +982,8 @@ impl Vertex {
             has_top: self.has_top,
             kind: self.kind,
             scalar: self.scalar.clone(),
-            constraints: self.constraints().iter().cloned().collect(),
-            cons_spans: self.cons_spans().iter().copied().collect(),
+            constraints: self.constraints_copy(),
+            cons_spans: self.cons_spans_copy(),
             is_list: self.is_list,
             list_open: self.list_open(),
         }

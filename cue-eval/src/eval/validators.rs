@@ -23,8 +23,8 @@ impl Runtime {
         {
             return None;
         }
-        let cons = vx.constraints().to_vec();
-        let spans = vx.cons_spans().to_vec();
+        let cons = vx.constraints_copy();
+        let spans = vx.cons_spans_copy();
         let mut passed = Vec::new();
         for (i, c) in cons.iter().enumerate() {
             if let Value::Bound(op @ (UnaryOp::Eq | UnaryOp::Ne), b) = c
@@ -102,7 +102,7 @@ impl Runtime {
         if vx.scalar.is_some() || vx.err.is_some() || vx.disj.is_some() {
             return None;
         }
-        let cons = vx.constraints().to_vec();
+        let cons = vx.constraints_copy();
         for c in &cons {
             let Value::Validator(call) = c else { continue };
             if self.validating.len() > 64 {

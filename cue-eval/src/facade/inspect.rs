@@ -256,7 +256,7 @@ impl Value {
         if !l.is_regular() || rt.arc(d, l).is_some() || !closed {
             return true;
         }
-        let pats = rt.v(d).patterns().to_vec();
+        let pats = rt.v(d).patterns_copy();
         pats.iter().any(|(f, _)| rt.label_matches(f, l))
     }
 
