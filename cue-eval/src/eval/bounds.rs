@@ -16,7 +16,7 @@ impl Runtime {
     pub(super) fn add_bound(&mut self, v: VId, op: UnaryOp, b: &Value, val: Value, span: Span) {
         let dup = self
             .v(v)
-            .constraints
+            .constraints()
             .iter()
             .any(|x| super::expr::value_eq_shallow(x, &val));
         if dup {
@@ -25,7 +25,7 @@ impl Runtime {
         // `!=x` next to a bound that `x` does not satisfy says nothing more (CUE's
         // `SimplifyBounds`): `>5 & !=5` is `>5`, `!="b" & =~"c"` is `=~"c"`.
         if op == UnaryOp::Ne && b.is_concrete_scalar() {
-            let cons = self.v(v).constraints.clone();
+            let cons = self.v(v).constraints_copy();
             for c in &cons {
                 if let Value::Bound(op2, b2) = c
                     && excludes_ne(*op2)
@@ -36,8 +36,8 @@ impl Runtime {
             }
         } else if excludes_ne(op) {
             let mut i = 0;
-            while i < self.v(v).constraints.len() {
-                let redundant = match &self.v(v).constraints[i] {
+            while i < self.v(v).constraints().len() {
+                let redundant = match &self.v(v).constraints()[i] {
                     Value::Bound(UnaryOp::Ne, x) if x.is_concrete_scalar() => {
                         let x = x.clone();
                         !self.check_bound(op, b, &x).unwrap_or(false)
@@ -46,9 +46,9 @@ impl Runtime {
                 };
                 if redundant {
                     let vx = self.vm(v);
-                    vx.constraints.remove(i);
-                    if i < vx.cons_spans.len() {
-                        vx.cons_spans.remove(i);
+                    vx.xm().constraints.remove(i);
+                    if i < vx.cons_spans().len() {
+                        vx.xm().cons_spans.remove(i);
                     }
                 } else {
                     i += 1;
@@ -57,7 +57,7 @@ impl Runtime {
         }
         // Two bounds in the same direction: keep the tighter one.
         if let Some(dir) = bound_dir(op) {
-            let cons = self.v(v).constraints.clone();
+            let cons = self.v(v).constraints_copy();
             for (i, c) in cons.iter().enumerate() {
                 if let Value::Bound(op2, b2) = c
                     && bound_dir(*op2) == Some(dir)
@@ -71,22 +71,22 @@ impl Runtime {
                         _ => false,
                     };
                     if new_tighter {
-                        self.vm(v).constraints[i] = val;
-                        self.vm(v).cons_spans[i] = span;
+                        self.vm(v).xm().constraints[i] = val;
+                        self.vm(v).xm().cons_spans[i] = span;
                     }
                     return;
                 }
             }
         }
-        self.vm(v).constraints.push(val);
-        self.vm(v).cons_spans.push(span);
+        self.vm(v).xm().constraints.push(val);
+        self.vm(v).xm().cons_spans.push(span);
     }
 
     /// Detects bounds that cannot hold together (`>10 & <5`) and integer ranges that are one
     /// value (`>=1 & <=1 & int` stays as written, as CUE keeps validators).
     pub(super) fn simplify_bounds(&mut self, v: VId) {
-        let cons = self.v(v).constraints.clone();
-        let spans = self.v(v).cons_spans.clone();
+        let cons = self.v(v).constraints_copy();
+        let spans = self.v(v).cons_spans_copy();
         let mut lo: Option<(UnaryOp, Value, Span)> = None;
         let mut hi: Option<(UnaryOp, Value, Span)> = None;
         for (i, c) in cons.iter().enumerate() {

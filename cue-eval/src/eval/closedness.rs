@@ -36,7 +36,7 @@ impl Runtime {
                 return;
             }
         }
-        let opens = self.v(v).open_groups.clone();
+        let opens = self.v(v).open_groups_copy();
         // Requirements lifted by a `...` in a literal inside them.
         let reqs: Vec<u32> = reqs
             .into_iter()

@@ -86,7 +86,8 @@ impl Runtime {
                 .as_ref()
                 .is_some_and(|e| e.code == ErrCode::Cycle)
             {
-                self.vm(v).cycle_epoch = self.cycle_epoch;
+                let e = self.cycle_epoch;
+                self.vm(v).xm().cycle_epoch = e;
             }
             return;
         }
@@ -122,13 +123,13 @@ impl Runtime {
     fn is_enclosing(&self, a: VId, v: VId) -> bool {
         self.self_and_ancestors(v)
             .skip(1)
-            .any(|p| p == a || self.v(p).clone_of == Some(a))
+            .any(|p| p == a || self.v(p).clone_of() == Some(a))
     }
 
     /// Whether `v` is an inline vertex (`(t & {a: 1})`) or a disjunct of one.
     fn is_inline(&self, v: VId) -> bool {
         let vx = self.v(v);
-        vx.anonymous || vx.clone_of.is_some_and(|o| self.v(o).anonymous)
+        vx.anonymous || vx.clone_of().is_some_and(|o| self.v(o).anonymous)
     }
 
     /// Whether `w` is not final yet and holds a disjunction: an inline vertex that reaches it

@@ -142,7 +142,7 @@ impl Runtime {
     /// Records a disjunction met while evaluating `v`, or applies the choice a clone made.
     pub(super) fn push_disjunction(&mut self, v: VId, st: &mut NodeState, c: Conjunct) {
         let key = self.disj_key(&c);
-        if let Some(ch) = self.v(v).choices.clone()
+        if let Some(ch) = self.v(v).choices().cloned()
             && let Some(&(_, j)) = ch.iter().find(|(k, _)| *k == key)
         {
             let d = self.disjunction_of(&c);
@@ -155,7 +155,7 @@ impl Runtime {
             }
             return;
         }
-        if let Some(d) = &self.v(v).defer_disj
+        if let Some(d) = self.v(v).defer_disj()
             && d.contains(&key)
         {
             return;
@@ -173,17 +173,19 @@ impl Runtime {
             let vx = self.v(v);
             (vx.parent, vx.label, vx.arc_type, vx.conjuncts.clone())
         };
-        let inherited = self.v(v).choices.clone();
-        let of = self.v(v).clone_of.unwrap_or(v);
+        let inherited = self.v(v).choices().cloned();
+        let of = self.v(v).clone_of().unwrap_or(v);
         let c = self.new_vertex(parent, label, at);
         let cx = self.vm(c);
         cx.is_disjunct = true;
-        cx.clone_of = Some(of);
         cx.conjuncts = conjs;
         let mut all = inherited.map(|r| (*r).clone()).unwrap_or_default();
         all.extend(choices);
-        cx.choices = Some(Rc::new(all));
-        cx.defer_disj = defer;
+        cx.clone = Some(Box::new(CloneMarks {
+            clone_of: of,
+            choices: Rc::new(all),
+            defer_disj: defer,
+        }));
         c
     }
 
@@ -355,9 +357,6 @@ impl Runtime {
         let mut alts: Vec<VId> = results.iter().filter(|r| r.1 == IS).map(|r| r.0).collect();
         let num_defaults = alts.len();
         alts.extend(results.iter().filter(|r| r.1 != IS).map(|r| r.0));
-        for (i, &a) in alts.iter().enumerate() {
-            self.vm(a).default_mode = if i < num_defaults { IS } else { NOT };
-        }
         self.vm(v).disj = Some(Rc::new(DisjVal { alts, num_defaults }));
     }
 
@@ -432,11 +431,11 @@ impl Runtime {
                 if !same_kind {
                     return false;
                 }
-                if ax.constraints.len() != bx.constraints.len()
+                if ax.constraints().len() != bx.constraints().len()
                     || !ax
-                        .constraints
+                        .constraints()
                         .iter()
-                        .all(|c| bx.constraints.iter().any(|d| self.constraint_eq(c, d)))
+                        .all(|c| bx.constraints().iter().any(|d| self.constraint_eq(c, d)))
                 {
                     return false;
                 }
@@ -445,7 +444,7 @@ impl Runtime {
         }
         // The inline harness compares a list by its elements only: an open `[...T]` equals the
         // expected `[]` once its elements agree.
-        if ax.is_list && ax.list_open != bx.list_open && !INLINE_EQ.get() {
+        if ax.is_list && ax.list_open() != bx.list_open() && !INLINE_EQ.get() {
             return false;
         }
         self.arcs_equal(a, b, depth)
@@ -504,7 +503,7 @@ impl Runtime {
             && bx.scalar.is_none()
             && bx.kind.contains(value::Kind::STRUCT)
             && !bx.kind.intersects(value::Kind::SCALAR)
-            && bx.constraints.is_empty()
+            && bx.constraints().is_empty()
     }
 
     /// Field-by-field equality of two structs (let fields aside).

@@ -267,7 +267,7 @@ impl Runtime {
                             ));
                         }
                         if i as usize >= len {
-                            let open = self.v(w).list_open;
+                            let open = self.v(w).list_open();
                             return Err(Bottom::with_span(
                                 if open {
                                     ErrCode::Incomplete
@@ -406,11 +406,16 @@ impl Runtime {
         let vx = self.v(w);
         // `...` opens the struct, whatever closes it.
         let closed =
-            vx.open_groups.is_empty() && (self.path_has_def(w) || !vx.closed_groups.is_empty());
+            vx.open_groups().is_empty() && (self.path_has_def(w) || !vx.closed_groups.is_empty());
         if !closed {
             return true;
         }
-        let pats: Vec<Value> = self.v(w).patterns.iter().map(|(f, _)| f.clone()).collect();
+        let pats: Vec<Value> = self
+            .v(w)
+            .patterns()
+            .iter()
+            .map(|(f, _)| f.clone())
+            .collect();
         pats.iter().any(|f| self.label_matches(f, label))
     }
 
@@ -593,14 +598,14 @@ impl Runtime {
         let mut parts = Vec::new();
         if vx.kind != Kind::TOP {
             let implied = vx
-                .constraints
+                .constraints()
                 .iter()
                 .fold(Kind::TOP, |k, c| k.and(c.kind()));
-            if vx.kind != implied || vx.constraints.is_empty() {
+            if vx.kind != implied || vx.constraints().is_empty() {
                 parts.push(Value::Basic(vx.kind));
             }
         }
-        parts.extend(vx.constraints.iter().cloned());
+        parts.extend(vx.constraints().iter().cloned());
         match parts.len() {
             0 => {
                 if vx.kind.contains(Kind::STRUCT) && !vx.kind.intersects(Kind::SCALAR) {
@@ -700,18 +705,20 @@ impl Runtime {
             let inline = if vx.anonymous {
                 Some(x)
             } else {
-                vx.clone_of.filter(|&o| self.v(o).anonymous)
+                vx.clone_of().filter(|&o| self.v(o).anonymous)
             };
             if let Some(o) = inline {
                 nested += 1;
-                if origin.is_some() && self.v(o).origin == origin {
+                if origin.is_some() && self.v(o).origin() == origin {
                     hits += 1;
                 }
             }
             p = vx.parent;
         }
         let a = self.new_vertex(cur, l, ArcType::Member);
-        self.vm(a).origin = origin;
+        if origin.is_some() {
+            self.vm(a).xm().origin = origin;
+        }
         if hits >= 2 || nested > MAX_INLINE_NESTING {
             let b = if hits >= 2 {
                 Bottom::new(ErrCode::StructuralCycle, "structural cycle")
@@ -971,7 +978,7 @@ impl Runtime {
         ax.anonymous = true;
         ax.is_list = true;
         ax.kind = Kind::LIST;
-        ax.list_len = Some(elems.len() as u32);
+        ax.xm().list_len = Some(elems.len() as u32);
         for (i, x) in elems.into_iter().enumerate() {
             let c = self.new_vertex(Some(a), Label::int(i as u32), ArcType::Member);
             self.vm(c).conjuncts.push(Conjunct {
@@ -1706,7 +1713,7 @@ impl Runtime {
                 .map(|&a| self.vertex_text_depth(a, depth + 1))
                 .collect();
             let mut s = format!("[{}", items.join(","));
-            if vx.list_open {
+            if vx.list_open() {
                 if !items.is_empty() {
                     s.push(',');
                 }
@@ -1745,7 +1752,7 @@ impl Runtime {
         if vx.kind != Kind::TOP {
             parts.push(vx.kind.name());
         }
-        for c in &vx.constraints {
+        for c in vx.constraints() {
             parts.push(self.value_text(c));
         }
         if parts.is_empty() {
@@ -1764,7 +1771,7 @@ impl Runtime {
             && wx.arcs.is_empty()
             && wx.err.is_none()
             && wx.disj.is_none()
-            && wx.constraints.is_empty()
+            && wx.constraints().is_empty()
             && !wx.is_list;
         top.then(|| {
             Bottom::with_span(

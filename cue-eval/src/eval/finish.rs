@@ -18,7 +18,7 @@ impl Runtime {
             return;
         }
         let scalar = self.v(v).scalar.clone();
-        let cons = self.v(v).constraints.clone();
+        let cons = self.v(v).constraints_copy();
         if let Some(s) = scalar {
             for (i, c) in cons.iter().enumerate() {
                 if let Err(mut b) = self.check_constraint(c, &s) {
@@ -28,7 +28,7 @@ impl Runtime {
                         && b.spans.is_empty()
                     {
                         let mut spans: Vec<Span> =
-                            self.v(v).cons_spans.get(i).copied().into_iter().collect();
+                            self.v(v).cons_spans().get(i).copied().into_iter().collect();
                         spans.extend(call.arg_spans.iter().copied());
                         spans.push(self.v(v).val_span);
                         spans.retain(|sp| *sp != Span::default());
@@ -36,7 +36,7 @@ impl Runtime {
                     }
                     if matches!(c, Value::Bound(..)) && b.spans.is_empty() {
                         let spans: Vec<Span> = [
-                            self.v(v).cons_spans.get(i).copied(),
+                            self.v(v).cons_spans().get(i).copied(),
                             Some(self.v(v).val_span),
                         ]
                         .into_iter()
@@ -79,7 +79,7 @@ impl Runtime {
                 .iter()
                 .filter(|&&a| self.v(a).label.is_int())
                 .count() as u32;
-            if let Some(len) = vx.list_len
+            if let Some(len) = vx.list_len()
                 && n > len
             {
                 let msg = format!("incompatible list lengths ({} and {})", len, n);

@@ -23,8 +23,8 @@ impl Runtime {
         let span = c.span;
         self.add_kind(v, Kind::LIST, span, |rt| rt.list_lit_text(lit));
         self.vm(v).is_list = true;
-        if self.v(v).list_span == Span::default() {
-            self.vm(v).list_span = lit;
+        if self.v(v).list_span() == Span::default() {
+            self.vm(v).xm().list_span = lit;
         }
         let group = self.new_group(c.ci.group, false, true, false, v);
         let ci = CloseInfo {
@@ -89,8 +89,8 @@ impl Runtime {
         match l.ellipsis {
             None => self.set_list_len(v, idx, span),
             Some(t) => {
-                if self.v(v).list_len.is_none() {
-                    self.vm(v).list_open = true;
+                if self.v(v).list_len().is_none() {
+                    self.vm(v).xm().list_open = true;
                 }
                 let max = self
                     .v(v)
@@ -123,11 +123,11 @@ impl Runtime {
                 self.push_conj(a, conj.clone());
             }
         }
-        self.vm(v).list_patterns.push((min, conj));
+        self.vm(v).xm().list_patterns.push((min, conj));
     }
 
     pub(super) fn set_list_len(&mut self, v: VId, len: u32, span: Span) {
-        match self.v(v).list_len {
+        match self.v(v).list_len() {
             Some(old) if old != len => {
                 // CUE names the shorter length first, whichever came first.
                 let msg = format!(
@@ -139,9 +139,9 @@ impl Runtime {
             }
             _ => {
                 // A list of fixed length is closed, whatever open lists it was unified with.
-                let vx = self.vm(v);
-                vx.list_len = Some(len);
-                vx.list_open = false;
+                let x = self.vm(v).xm();
+                x.list_len = Some(len);
+                x.list_open = false;
             }
         }
     }

@@ -229,47 +229,63 @@ pub struct Vertex {
     /// Where the value that last narrowed `kind` or set `scalar` was written (the other side of
     /// a conflict).
     pub val_span: Span,
+    pub has_top: bool,
+    pub is_list: bool,
+    pub err: Option<Rc<Bottom>>,
+    pub disj: Option<Rc<DisjVal>>,
+    pub forward: Option<VId>,
+    pub structs: ThinVec<StructInfo>,
+    /// Closed groups that require evidence here.
+    pub closed_groups: ThinVec<u32>,
+    /// Set on a clone made for one disjunct.
+    pub is_disjunct: bool,
+    /// On a disjunct clone: what it is an alternative of and which alternatives it took.
+    pub clone: Option<Box<CloneMarks>>,
+    /// A vertex evaluated for an inline expression; it has no path.
+    pub anonymous: bool,
+    /// The fields most vertices never use, allocated when one of them is first written (see
+    /// [`Vertex::xm`]); reading them through the accessors gives their defaults without it.
+    pub extra: Option<Box<VertexExtra>>,
+}
+
+/// The rarely used part of a [`Vertex`]: bounds and validators, list state, patterns, the mark
+/// of inline vertices, and the arc index. Kept apart so that the vertex arena stays small.
+#[derive(Clone, Debug, Default)]
+pub struct VertexExtra {
     /// Bounds and validators.
     pub constraints: ThinVec<Value>,
     /// Where each of `constraints` came from (same indices), for error positions.
     pub cons_spans: ThinVec<Span>,
-    pub has_top: bool,
-    pub is_list: bool,
     /// Where the list literal that made this vertex a list was written, for conflict messages.
     pub list_span: Span,
     pub list_len: Option<u32>,
     pub list_open: bool,
-    pub err: Option<Rc<Bottom>>,
-    pub disj: Option<Rc<DisjVal>>,
-    pub forward: Option<VId>,
     pub patterns: ThinVec<(Value, Conjunct)>,
     pub list_patterns: ThinVec<(u32, Conjunct)>,
-    pub structs: ThinVec<StructInfo>,
-    /// Closed groups that require evidence here, and groups opened by `...` here.
-    pub closed_groups: ThinVec<u32>,
+    /// Groups opened by `...` here.
     pub open_groups: ThinVec<u32>,
-    /// Set on a clone made for one disjunct.
-    pub is_disjunct: bool,
-    /// On a disjunct clone: the vertex whose disjunction it is an alternative of.
-    pub clone_of: Option<VId>,
-    /// A default mark for clones.
-    pub default_mode: u8,
-    /// A vertex evaluated for an inline expression; it has no path.
-    pub anonymous: bool,
     /// The [`Runtime::cycle_epoch`] at which this vertex ended with a cycle error; a later
     /// epoch (some vertex of the cycle got its value meanwhile) evaluates it again.
     pub cycle_epoch: u32,
-    /// On a disjunct clone: the alternative chosen for each disjunction (by key).
-    pub choices: Option<Rc<Vec<(u64, usize)>>>,
-    /// On an intermediate clone: the disjunctions of the vertex still to be expanded, left
-    /// for later (nested ones met inside chosen alternatives are expanded at once).
-    pub defer_disj: Option<Rc<Vec<u64>>>,
     /// For an inline vertex: the expression it evaluates (to find inline cycles).
     pub origin: Option<ExprId>,
     /// An index of `arcs` by label, kept once a vertex has many arcs.
-    pub arc_map: Option<rustc_hash::FxHashMap<Label, VId>>,
+    pub arc_map: Option<Box<rustc_hash::FxHashMap<Label, VId>>>,
     /// Places in `arcs` kept for the fields a pending comprehension will add.
     pub slots: Option<Box<ArcSlots>>,
+}
+
+/// The marks of a clone made for one disjunct (most vertices are not one, but a module's
+/// disjunctions can make a third of them).
+#[derive(Clone, Debug)]
+pub struct CloneMarks {
+    /// The vertex whose disjunction it is an alternative of.
+    pub clone_of: VId,
+    /// The alternative chosen for each disjunction (by key).
+    pub choices: Rc<Vec<(u64, usize)>>,
+    /// On an intermediate clone: the disjunctions of the vertex still to be expanded, left
+    /// for later (nested ones met inside chosen alternatives are expanded at once).
+    pub defer_disj: Option<Rc<Vec<u64>>>,
 }
 
 /// The order of a vertex's arcs once a comprehension has reserved places in it: CUE creates
@@ -315,32 +331,92 @@ impl Vertex {
             kind: Kind::TOP,
             scalar: None,
             val_span: Span::default(),
-            constraints: ThinVec::new(),
-            cons_spans: ThinVec::new(),
             has_top: false,
             is_list: false,
-            list_span: Span::default(),
-            list_len: None,
-            list_open: false,
             err: None,
             disj: None,
             forward: None,
-            patterns: ThinVec::new(),
-            list_patterns: ThinVec::new(),
             structs: ThinVec::new(),
             closed_groups: ThinVec::new(),
-            open_groups: ThinVec::new(),
             is_disjunct: false,
-            clone_of: None,
-            default_mode: 0,
+            clone: None,
             anonymous: false,
-            cycle_epoch: 0,
-            choices: None,
-            defer_disj: None,
-            origin: None,
-            arc_map: None,
-            slots: None,
+            extra: None,
         }
+    }
+
+    /// The rarely used fields, created on first use.
+    pub fn xm(&mut self) -> &mut VertexExtra {
+        self.extra.get_or_insert_with(Default::default)
+    }
+    pub fn list_span(&self) -> Span {
+        self.extra.as_ref().map_or(Span::default(), |x| x.list_span)
+    }
+    pub fn list_len(&self) -> Option<u32> {
+        self.extra.as_ref().and_then(|x| x.list_len)
+    }
+    pub fn list_open(&self) -> bool {
+        self.extra.as_ref().is_some_and(|x| x.list_open)
+    }
+    pub fn patterns(&self) -> &[(Value, Conjunct)] {
+        self.extra.as_ref().map_or(&[], |x| &x.patterns)
+    }
+    pub fn list_patterns(&self) -> &[(u32, Conjunct)] {
+        self.extra.as_ref().map_or(&[], |x| &x.list_patterns)
+    }
+    pub fn open_groups(&self) -> &[u32] {
+        self.extra.as_ref().map_or(&[], |x| &x.open_groups)
+    }
+    pub fn constraints(&self) -> &[Value] {
+        self.extra.as_ref().map_or(&[], |x| &x.constraints)
+    }
+    pub fn cons_spans(&self) -> &[Span] {
+        self.extra.as_ref().map_or(&[], |x| &x.cons_spans)
+    }
+    /// Copies of the rare lists, to iterate over while the vertices change (no allocation
+    /// while a list is empty).
+    pub fn constraints_copy(&self) -> ThinVec<Value> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.constraints.clone())
+    }
+    pub fn cons_spans_copy(&self) -> ThinVec<Span> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.cons_spans.clone())
+    }
+    pub fn patterns_copy(&self) -> ThinVec<(Value, Conjunct)> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.patterns.clone())
+    }
+    pub fn list_patterns_copy(&self) -> ThinVec<(u32, Conjunct)> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.list_patterns.clone())
+    }
+    pub fn open_groups_copy(&self) -> ThinVec<u32> {
+        self.extra
+            .as_ref()
+            .map_or_else(ThinVec::new, |x| x.open_groups.clone())
+    }
+    pub fn clone_of(&self) -> Option<VId> {
+        self.clone.as_ref().map(|c| c.clone_of)
+    }
+    pub fn cycle_epoch(&self) -> u32 {
+        self.extra.as_ref().map_or(0, |x| x.cycle_epoch)
+    }
+    pub fn choices(&self) -> Option<&Rc<Vec<(u64, usize)>>> {
+        self.clone.as_ref().map(|c| &c.choices)
+    }
+    pub fn defer_disj(&self) -> Option<&Rc<Vec<u64>>> {
+        self.clone.as_ref().and_then(|c| c.defer_disj.as_ref())
+    }
+    pub fn origin(&self) -> Option<ExprId> {
+        self.extra.as_ref().and_then(|x| x.origin)
+    }
+    pub fn arc_map(&self) -> Option<&rustc_hash::FxHashMap<Label, VId>> {
+        self.extra.as_ref().and_then(|x| x.arc_map.as_deref())
     }
 }
 
@@ -521,7 +597,7 @@ impl Runtime {
     /// Looks up an arc by label.
     pub fn arc(&self, v: VId, l: Label) -> Option<VId> {
         let vx = self.v(v);
-        if let Some(m) = &vx.arc_map {
+        if let Some(m) = vx.arc_map() {
             return m.get(&l).copied();
         }
         vx.arcs.iter().copied().find(|&a| self.v(a).label == l)
@@ -538,17 +614,17 @@ impl Runtime {
         const INDEX_FROM: usize = 16;
         let l = self.v(a).label;
         let n = self.v(v).arcs.len();
-        if n + 1 >= INDEX_FROM && self.v(v).arc_map.is_none() {
+        if n + 1 >= INDEX_FROM && self.v(v).arc_map().is_none() {
             let m: rustc_hash::FxHashMap<Label, VId> = self
                 .v(v)
                 .arcs
                 .iter()
                 .map(|&x| (self.v(x).label, x))
                 .collect();
-            self.vm(v).arc_map = Some(m);
+            self.vm(v).xm().arc_map = Some(Box::new(m));
         }
         let vx = self.vm(v);
-        if let Some(s) = &mut vx.slots {
+        if let Some(s) = vx.extra.as_mut().and_then(|x| x.slots.as_mut()) {
             s.resync(vx.arcs.len());
             let seq = match s.reserved.iter().position(|&(r, _)| r == l) {
                 Some(i) => s.reserved.remove(i).1,
@@ -563,19 +639,20 @@ impl Runtime {
         } else {
             vx.arcs.push(a);
         }
-        if let Some(m) = &mut vx.arc_map {
+        if let Some(m) = vx.extra.as_mut().and_then(|x| x.arc_map.as_mut()) {
             m.entry(l).or_insert(a);
         }
-        let nested: Vec<(StructId, u32)> = match &mut self.vm(v).slots {
-            Some(s) if s.nested.iter().any(|n| n.0 == l) => {
-                let (mine, rest) = std::mem::take(&mut s.nested)
-                    .into_iter()
-                    .partition(|n| n.0 == l);
-                s.nested = rest;
-                mine.into_iter().map(|(_, sid, d)| (sid, d)).collect()
-            }
-            _ => Vec::new(),
-        };
+        let nested: Vec<(StructId, u32)> =
+            match self.vm(v).extra.as_mut().and_then(|x| x.slots.as_mut()) {
+                Some(s) if s.nested.iter().any(|n| n.0 == l) => {
+                    let (mine, rest) = std::mem::take(&mut s.nested)
+                        .into_iter()
+                        .partition(|n| n.0 == l);
+                    s.nested = rest;
+                    mine.into_iter().map(|(_, sid, d)| (sid, d)).collect()
+                }
+                _ => Vec::new(),
+            };
         for (sid, depth) in nested {
             self.reserve_yielded(a, sid, depth);
         }
@@ -588,7 +665,7 @@ impl Runtime {
         }
         let vx = self.vm(v);
         let n = vx.arcs.len() as u32;
-        let s = vx.slots.get_or_insert_with(|| {
+        let s = vx.xm().slots.get_or_insert_with(|| {
             Box::new(ArcSlots {
                 seqs: (0..n).collect(),
                 reserved: Vec::new(),
@@ -617,5 +694,17 @@ impl Runtime {
         }
         parts.reverse();
         parts.join(".")
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// The arena holds one vertex per field: the fields most vertices never use live in
+    /// [`VertexExtra`], so a vertex takes 128 bytes (it took 256 with them inline).
+    #[test]
+    fn vertex_stays_small() {
+        assert!(std::mem::size_of::<Vertex>() <= 128);
     }
 }

@@ -16,7 +16,7 @@ impl Runtime {
         if arcs.iter().any(|&a| self.v(a).label.is_regular())
             && self.invalid_pattern(v, &filter, &conj)
         {
-            self.vm(v).patterns.push((filter, conj));
+            self.vm(v).xm().patterns.push((filter, conj));
             return;
         }
         for a in arcs {
@@ -25,7 +25,7 @@ impl Runtime {
                 self.push_pattern_conjunct(a, l, &conj);
             }
         }
-        self.vm(v).patterns.push((filter, conj));
+        self.vm(v).xm().patterns.push((filter, conj));
     }
 
     /// Whether pattern `filter` of struct `v` cannot be matched because one of its regular

@@ -602,7 +602,7 @@ impl<'a> Printer<'a> {
                 Some(a) => self.out.push_str(&a),
                 None if self.is_struct(d) => {
                     // An empty struct shows its validators (`struct.MaxFields(2)`) instead.
-                    let constraints = self.rt.v(d).constraints.clone();
+                    let constraints = self.rt.v(d).constraints_copy();
                     let text = match constraints.as_slice() {
                         [] => "{}".to_string(),
                         cs => cs

@@ -167,7 +167,7 @@ impl Runtime {
                     }
                 }
                 ir::Decl::Ellipsis(ty) => {
-                    self.vm(v).open_groups.push(group);
+                    self.vm(v).xm().open_groups.push(group);
                     if let Some(t) = ty {
                         let mut cci = child_ci.clone();
                         cci.optional = true;
@@ -281,7 +281,9 @@ impl Runtime {
                             }
                             Some(_) => {}
                             None => {
-                                if let Some(s) = &mut self.vm(v).slots {
+                                if let Some(s) =
+                                    self.vm(v).extra.as_mut().and_then(|x| x.slots.as_mut())
+                                {
                                     s.nested.push((*label, sid, depth + 1));
                                 }
                             }

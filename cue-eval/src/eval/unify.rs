@@ -81,7 +81,7 @@ impl Runtime {
         if self.v(v).status != Status::Unprocessed {
             let vx = self.v(v);
             let retry = vx.status == Status::Evaluated
-                && vx.cycle_epoch < self.cycle_epoch
+                && vx.cycle_epoch() < self.cycle_epoch
                 && vx.arcs.is_empty()
                 && !vx.is_disjunct
                 && vx.err.as_ref().is_some_and(|e| e.code == ErrCode::Cycle);
@@ -181,9 +181,9 @@ impl Runtime {
             || vx.disj.is_some()
             || vx.forward.is_some()
             || !vx.arcs.is_empty()
-            || !vx.constraints.is_empty()
-            || !vx.patterns.is_empty()
-            || !vx.list_patterns.is_empty()
+            || !vx.constraints().is_empty()
+            || !vx.patterns().is_empty()
+            || !vx.list_patterns().is_empty()
         {
             return false;
         }
@@ -246,24 +246,26 @@ impl Runtime {
         let vx = self.vm(a);
         vx.status = Status::Unprocessed;
         vx.arcs.clear();
-        vx.arc_map = None;
-        vx.slots = None;
         vx.kind = Kind::TOP;
         vx.scalar = None;
-        vx.constraints.clear();
-        vx.cons_spans.clear();
         vx.has_top = false;
         vx.is_list = false;
-        vx.list_len = None;
-        vx.list_open = false;
         vx.err = None;
         vx.disj = None;
         vx.forward = None;
-        vx.patterns.clear();
-        vx.list_patterns.clear();
         vx.structs.clear();
         vx.closed_groups.clear();
-        vx.open_groups.clear();
+        if let Some(x) = &mut vx.extra {
+            x.constraints.clear();
+            x.cons_spans.clear();
+            x.arc_map = None;
+            x.slots = None;
+            x.list_len = None;
+            x.list_open = false;
+            x.patterns.clear();
+            x.list_patterns.clear();
+            x.open_groups.clear();
+        }
     }
 
     pub(super) fn set_err(&mut self, v: VId, b: Rc<Bottom>) {
@@ -320,7 +322,7 @@ impl Runtime {
         let a = self.new_vertex(Some(v), label, arc);
         self.push_arc(v, a);
         if label.is_regular() {
-            let pats = self.v(v).patterns.clone();
+            let pats = self.v(v).patterns_copy();
             for (filter, conj) in pats {
                 if self.invalid_pattern(v, &filter, &conj) {
                     continue;
@@ -330,7 +332,7 @@ impl Runtime {
                 }
             }
             if label.is_int() {
-                let lps = self.v(v).list_patterns.clone();
+                let lps = self.v(v).list_patterns_copy();
                 for (min, conj) in lps {
                     if label.index() >= min {
                         self.push_conj(a, conj);
@@ -513,7 +515,7 @@ impl Runtime {
             && self.v(v).conjuncts.len() == 1
             && self.v(v).arcs.is_empty()
             && !self.v(v).is_disjunct
-            && self.v(v).choices.is_none()
+            && self.v(v).choices().is_none()
             && !self.v(w).anonymous
             && self.v(w).status != Status::Evaluating
             && !self.group_closed(c.ci.group)
@@ -530,7 +532,7 @@ impl Runtime {
             && self.v(v).conjuncts.len() == 1
             && self.v(v).arcs.is_empty()
             && !self.v(v).is_disjunct
-            && self.v(v).choices.is_none()
+            && self.v(v).choices().is_none()
             && !self.v(v).label.is_let()
             && !self.inside_inline(w)
             && (!self.group_closed(c.ci.group) || self.path_has_def(w))
@@ -688,7 +690,7 @@ impl Runtime {
             && st.seen.is_empty()
             && vx.arcs.is_empty()
             && !vx.is_disjunct
-            && vx.choices.is_none()
+            && vx.choices().is_none()
             && !self.v(w).anonymous
             && !self.group_closed(c.ci.group)
             && !self.path_has_def(w)
@@ -769,12 +771,12 @@ impl Runtime {
             return ("{...}".into(), false);
         }
         if vx.is_list {
-            return (self.list_lit_text(vx.list_span), false);
+            return (self.list_lit_text(vx.list_span()), false);
         }
         // The bound or validator that set the kind (`>=1` in `>=1 & <=5 & string`).
         if vx.val_span != Span::default()
-            && let Some(i) = vx.cons_spans.iter().position(|s| *s == vx.val_span)
-            && let Some(c) = vx.constraints.get(i)
+            && let Some(i) = vx.cons_spans().iter().position(|s| *s == vx.val_span)
+            && let Some(c) = vx.constraints().get(i)
         {
             match c {
                 Value::Bound(..) if c.kind() != vx.kind => {}
@@ -835,8 +837,8 @@ impl Runtime {
                 if !self.add_kind(v, call.kind, span, |rt| rt.value_text(&val)) {
                     return;
                 }
-                self.vm(v).constraints.push(val);
-                self.vm(v).cons_spans.push(span);
+                self.vm(v).xm().constraints.push(val);
+                self.vm(v).xm().cons_spans.push(span);
             }
             Value::Or(_) => {
                 let c2 = Conjunct {
@@ -912,10 +914,10 @@ impl Runtime {
             } else if k.contains(Kind::STRUCT) && !k.intersects(Kind::SCALAR) {
                 self.add_kind(v, Kind::STRUCT, span, |_| "{...}".into());
             } else if k.contains(Kind::LIST) && !k.intersects(Kind::SCALAR) {
-                let lspan = self.v(w).list_span;
+                let lspan = self.v(w).list_span();
                 self.add_kind(v, Kind::LIST, span, |rt| rt.list_lit_text(lspan));
-                if self.v(v).list_span == Span::default() {
-                    self.vm(v).list_span = lspan;
+                if self.v(v).list_span() == Span::default() {
+                    self.vm(v).xm().list_span = lspan;
                 }
             } else {
                 self.add_value(v, st, Value::Basic(k), span, c);
@@ -938,17 +940,17 @@ impl Runtime {
                 .count() as u32;
             if !wx.list_open {
                 self.set_list_len(v, len, span);
-            } else if self.v(v).list_len.is_none() {
-                self.vm(v).list_open = true;
+            } else if self.v(v).list_len().is_none() {
+                self.vm(v).xm().list_open = true;
             }
         }
         let structs = self.v(w).structs.clone();
         self.vm(v).structs.extend(structs);
-        let pats = self.v(w).patterns.clone();
+        let pats = self.v(w).patterns_copy();
         for (f, conj) in pats {
             self.add_pattern(v, f, conj);
         }
-        let lps = self.v(w).list_patterns.clone();
+        let lps = self.v(w).list_patterns_copy();
         for (min, conj) in lps {
             self.add_list_pattern(v, min, conj);
         }
@@ -982,10 +984,10 @@ impl Vertex {
             has_top: self.has_top,
             kind: self.kind,
             scalar: self.scalar.clone(),
-            constraints: self.constraints.clone(),
-            cons_spans: self.cons_spans.clone(),
+            constraints: self.constraints_copy(),
+            cons_spans: self.cons_spans_copy(),
             is_list: self.is_list,
-            list_open: self.list_open,
+            list_open: self.list_open(),
         }
     }
 }

@@ -23,8 +23,8 @@ impl Runtime {
         {
             return None;
         }
-        let cons = vx.constraints.clone();
-        let spans = vx.cons_spans.clone();
+        let cons = vx.constraints_copy();
+        let spans = vx.cons_spans_copy();
         let mut passed = Vec::new();
         for (i, c) in cons.iter().enumerate() {
             if let Value::Bound(op @ (UnaryOp::Eq | UnaryOp::Ne), b) = c
@@ -87,9 +87,9 @@ impl Runtime {
         // A satisfied validator has done its work: the value is the struct or list alone.
         for &i in passed.iter().rev() {
             let vx = self.vm(d);
-            vx.constraints.remove(i);
-            if i < vx.cons_spans.len() {
-                vx.cons_spans.remove(i);
+            vx.xm().constraints.remove(i);
+            if i < vx.cons_spans().len() {
+                vx.xm().cons_spans.remove(i);
             }
         }
         None
@@ -102,7 +102,7 @@ impl Runtime {
         if vx.scalar.is_some() || vx.err.is_some() || vx.disj.is_some() {
             return None;
         }
-        let cons = vx.constraints.clone();
+        let cons = vx.constraints_copy();
         for c in &cons {
             let Value::Validator(call) = c else { continue };
             if self.validating.len() > 64 {

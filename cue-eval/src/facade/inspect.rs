@@ -213,7 +213,7 @@ impl Value {
         let d = rt.default_of(self.v);
         let vx = rt.v(d);
         if vx.is_list {
-            return !vx.list_open;
+            return !vx.list_open();
         }
         in_definition(rt, d) || !rt.v(d).closed_groups.is_empty()
     }
@@ -245,7 +245,7 @@ impl Value {
             Selector::AnyString => return !closed,
             Selector::AnyIndex => {
                 let vx = sh.inst.rt.v(d);
-                return vx.is_list && vx.list_open;
+                return vx.is_list && vx.list_open();
             }
             s => match label(&mut sh.inst.rt.prog.labels, s) {
                 Some(l) => l,
@@ -256,7 +256,7 @@ impl Value {
         if !l.is_regular() || rt.arc(d, l).is_some() || !closed {
             return true;
         }
-        let pats = rt.v(d).patterns.clone();
+        let pats = rt.v(d).patterns_copy();
         pats.iter().any(|(f, _)| rt.label_matches(f, l))
     }
 
@@ -312,14 +312,14 @@ fn in_definition(rt: &crate::eval::Runtime, d: VId) -> bool {
 fn open_to_any(rt: &crate::eval::Runtime, d: VId) -> bool {
     let vx = rt.v(d);
     if vx.is_list {
-        return !vx.list_open;
+        return !vx.list_open();
     }
     let closed = in_definition(rt, d) || !vx.closed_groups.is_empty();
     let any = vx
-        .patterns
+        .patterns()
         .iter()
         .any(|(f, _)| matches!(f, Val::Top | Val::Basic(_)));
-    !(closed && !any && vx.open_groups.is_empty())
+    !(closed && !any && vx.open_groups().is_empty())
 }
 
 /// The positions of `e`; none for a disjunction's header.

@@ -195,7 +195,7 @@ fn list_of(rt: &mut Runtime, v: &Value) -> Result<(Vec<crate::eval::VId>, bool),
     let w = rt.default_of(*w);
     rt.evaluate(w);
     let elems = rt.list_elems(w);
-    Ok((elems, rt.v(w).list_open))
+    Ok((elems, rt.v(w).list_open()))
 }
 
 fn min_items(rt: &mut Runtime, a: &[Value]) -> R {

@@ -1374,8 +1374,8 @@ impl Runtime {
     pub(super) fn written_at(&self, d: VId) -> Option<Span> {
         let vx = self.v(self.deref(d));
         // A list at its literal (its kind may have been narrowed at the field).
-        if vx.is_list && vx.list_span != Span::default() {
-            return Some(vx.list_span);
+        if vx.is_list && vx.list_span() != Span::default() {
+            return Some(vx.list_span());
         }
         if vx.val_span != Span::default() {
             return Some(vx.val_span);
