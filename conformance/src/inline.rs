@@ -38,8 +38,7 @@
 
 use std::fmt;
 
-use cue_eval::testing::ast::{self, Decl, Expr, FileId, Label};
-use cue_eval::testing::lexer::{self, Tok};
+use cue_eval::syntax::{AttrText, Document, FieldDecl, Member};
 
 use crate::corpus::Case;
 use crate::engine::{
@@ -66,70 +65,28 @@ pub struct AttrField {
 }
 
 /// Splits an attribute body (the text between `@name(` and `)`) into its elements, as Go
-/// CUE's `internal.ParseAttrBody`: elements are separated by commas outside brackets, braces,
-/// parentheses and string literals, and the first `=` outside those separates a key. An empty
-/// body is one empty element.
+/// CUE's `internal.ParseAttrBody` (see [`cue_eval::syntax::attribute_elements`]): elements are
+/// separated by commas outside brackets, braces, parentheses and string literals, and the first
+/// `=` outside those separates a key. An empty body is one empty element.
 pub fn parse_attr_body(body: &str) -> Result<Vec<AttrField>, String> {
-    let (toks, _, errors) = lexer::tokenize(body);
-    if let Some(e) = errors.first() {
-        return Err(format!("cannot scan attribute body: {e:?}"));
-    }
-    let mut fields = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0usize;
-    let mut assign: Option<(usize, usize)> = None;
-    for &(s, ref tok, e) in &toks {
-        match tok {
-            Tok::LParen | Tok::LBrack | Tok::LBrace => depth += 1,
-            Tok::RParen | Tok::RBrack | Tok::RBrace => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| format!("unexpected '{}' in attribute body", &body[s..e]))?;
-            }
-            Tok::Comma(",") if depth == 0 => {
-                fields.push(field(body, start, s, assign));
-                start = e;
-                assign = None;
-            }
-            Tok::Assign if depth == 0 && assign.is_none() => assign = Some((s, e)),
-            _ => {}
-        }
-    }
-    if depth != 0 {
-        return Err("unbalanced brackets in attribute body".to_owned());
-    }
-    fields.push(field(body, start, body.len(), assign));
-    Ok(fields)
+    let elements = cue_eval::syntax::attribute_elements(body).map_err(|e| first_message(&e))?;
+    Ok(elements
+        .into_iter()
+        .map(|e| AttrField {
+            key: e.key,
+            value: e.value,
+            raw: e.raw,
+            text: e.text,
+        })
+        .collect())
 }
 
-fn field(body: &str, start: usize, end: usize, assign: Option<(usize, usize)>) -> AttrField {
-    let text = body[start..end].to_owned();
-    let (key, raw) = match assign {
-        Some((s, e)) => (body[start..s].trim(), body[e..end].trim()),
-        None => ("", body[start..end].trim()),
-    };
-    AttrField {
-        key: key.to_owned(),
-        value: unquote(raw),
-        raw: raw.to_owned(),
-        text,
-    }
-}
-
-/// Go's `maybeUnquote`: a value that looks like a string literal is decoded, otherwise kept.
-fn unquote(s: &str) -> String {
-    let b = s.as_bytes();
-    let quoted = b.len() >= 2
-        && ((b[0] == b'#' && b[b.len() - 1] == b'#')
-            || (b[0] == b'"' && b[b.len() - 1] == b'"')
-            || (b[0] == b'\'' && b[b.len() - 1] == b'\''));
-    if !quoted {
-        return s.to_owned();
-    }
-    match cue_eval::testing::literal::decode(s) {
-        Ok(bytes) => String::from_utf8(bytes).unwrap_or_else(|_| s.to_owned()),
-        Err(_) => s.to_owned(),
-    }
+/// The message of an error's first entry.
+fn first_message(e: &cue_eval::Error) -> String {
+    e.errors()
+        .first()
+        .map(|i| i.message().to_owned())
+        .unwrap_or_default()
 }
 
 /// A parsed `@test(...)` attribute: its directive, the optional `:version` suffix of the
@@ -205,11 +162,11 @@ pub fn parse_path(s: &str) -> Result<Vec<Selector>, String> {
                 return Err(format!("unterminated quoted label in path {s:?}"));
             }
             let lit = &s[i..=j];
-            let bytes = cue_eval::testing::literal::decode(lit)
-                .map_err(|e| format!("invalid quoted label {lit} in path: {}", e.message))?;
-            out.push(Selector::Field(
-                String::from_utf8(bytes).map_err(|_| "invalid UTF-8 in path".to_owned())?,
-            ));
+            let label = cue_eval::syntax::unquote(lit).map_err(|e| match first_message(&e) {
+                m if m == "invalid UTF-8" => "invalid UTF-8 in path".to_owned(),
+                m => format!("invalid quoted label {lit} in path: {m}"),
+            })?;
+            out.push(Selector::Field(label));
             i = j + 1;
         } else {
             let end = s[i..].find('.').map_or(s.len(), |k| i + k);
@@ -700,29 +657,25 @@ pub fn extract(case: &Case) -> Vec<Record> {
 
 /// Collects the `@test` attributes of one file's source.
 pub fn extract_file(name: &str, src: &str) -> Vec<Record> {
-    let (file, _) = cue_eval::testing::parse(FileId(0), src);
+    let doc = Document::parse_partial(name, src);
     let mut w = Walker {
         name,
         src,
         line_starts: std::iter::once(0)
             .chain(src.match_indices('\n').map(|(i, _)| i + 1))
             .collect(),
-        package: file.package_name().map(str::to_owned),
+        package: doc.package_name().map(str::to_owned),
         out: Vec::new(),
     };
-    for decl in &file.decls {
-        if let Decl::Attribute(a) = decl
-            && a.name() == "test"
-        {
-            let line = w.line_col(a.span.start).0;
-            w.record(a, Vec::new(), Placement::File, line);
+    for a in doc.attributes() {
+        if a.name == "test" {
+            let line = w.line_col(a.offset).0;
+            w.record(&a, Vec::new(), Placement::File, line);
         }
     }
-    for decl in &file.decls {
-        if let Decl::Field(f) = decl
-            && let Some(sel) = w.selector(&f.label)
-        {
-            w.field(f, vec![sel]);
+    for f in doc.top_fields() {
+        if let Some(sel) = w.selector(&f) {
+            w.field(&f, vec![sel]);
         }
     }
     w.out
@@ -737,15 +690,15 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    fn line_col(&self, offset: u32) -> (u32, u32) {
-        let offset = (offset as usize).min(self.src.len());
+    fn line_col(&self, offset: usize) -> (u32, u32) {
+        let offset = offset.min(self.src.len());
         let line = self.line_starts.partition_point(|&s| s <= offset);
         let start = self.line_starts[line - 1];
         (line as u32, (offset - start + 1) as u32)
     }
 
-    fn record(&mut self, a: &ast::Attribute, path: Vec<Selector>, placement: Placement, base: u32) {
-        let (line, column) = self.line_col(a.span.start);
+    fn record(&mut self, a: &AttrText<'_>, path: Vec<Selector>, placement: Placement, base: u32) {
+        let (line, column) = self.line_col(a.offset);
         self.out.push(Record {
             file: self.name.to_owned(),
             line,
@@ -759,60 +712,42 @@ impl Walker<'_> {
     }
 
     /// The path selector of a static label, as upstream's `labelSelector`.
-    fn selector(&self, label: &Label) -> Option<Selector> {
-        match label {
-            Label::Ident(id) => {
-                let name = id.name.to_string();
-                Some(if name.starts_with('_') {
-                    Selector::Hidden {
-                        name,
-                        package: self.package.clone(),
-                    }
-                } else if name.starts_with('#') {
-                    Selector::Definition(name)
-                } else {
-                    Selector::Field(name)
-                })
-            }
-            Label::String(e) => match e.as_ref() {
-                Expr::Lit(lit) => cue_eval::testing::literal::decode(&lit.raw)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .map(Selector::Field),
-                _ => None,
+    fn selector(&self, f: &FieldDecl<'_>) -> Option<Selector> {
+        Some(match f.selector()? {
+            cue_eval::Selector::Hidden(name) => Selector::Hidden {
+                name,
+                package: self.package.clone(),
             },
-            _ => None,
-        }
+            cue_eval::Selector::Definition(name) => Selector::Definition(name),
+            cue_eval::Selector::Field(name) => Selector::Field(name),
+            _ => return None,
+        })
     }
 
-    fn field(&mut self, f: &ast::Field, path: Vec<Selector>) {
-        let label_start = f
-            .alias
-            .as_ref()
-            .map_or(f.label.span().start, |a| a.span.start);
-        let base = self.line_col(label_start).0;
-        for a in f.attrs.iter().filter(|a| a.name() == "test") {
+    fn field(&mut self, f: &FieldDecl<'_>, path: Vec<Selector>) {
+        let base = self.line_col(f.label_offset()).0;
+        for a in f.attributes().iter().filter(|a| a.name == "test") {
             self.record(a, path.clone(), Placement::Field, base);
         }
-        if let Expr::Struct(s) = &f.value {
-            let base = if s.braces {
-                self.line_col(s.span.start).0
+        if let Some(s) = f.struct_value() {
+            let base = if s.braces() {
+                self.line_col(s.offset()).0
             } else {
                 base
             };
-            for decl in &s.decls {
-                match decl {
-                    Decl::Attribute(a) if a.name() == "test" => {
-                        self.record(a, path.clone(), Placement::Decl, base);
+            for member in s.members() {
+                match member {
+                    Member::Attribute(a) if a.name == "test" => {
+                        self.record(&a, path.clone(), Placement::Decl, base);
                     }
-                    Decl::Field(sub) => {
-                        if let Some(sel) = self.selector(&sub.label) {
+                    Member::Field(sub) => {
+                        if let Some(sel) = self.selector(&sub) {
                             let mut p = path.clone();
                             p.push(sel);
-                            self.field(sub, p);
+                            self.field(&sub, p);
                         }
                     }
-                    _ => {}
+                    Member::Attribute(_) => {}
                 }
             }
         }

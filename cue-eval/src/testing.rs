@@ -7,9 +7,8 @@
 //! implementation against CUE's own test corpus and for measuring it:
 //!
 //! * the syntax tree and its tools ([`ast`], [`lexer`], [`literal`], [`parse`],
-//!   [`format`](mod@format), [`check_parser`], [`check_lexer`]), which the inline `@test`
-//!   extraction walks (it follows upstream's harness through struct literals, attributes and
-//!   the scanner's tokens) and which the fuzz targets and benchmarks drive;
+//!   [`format`](mod@format), [`check_parser`], [`check_lexer`]), which the fuzz targets and
+//!   benchmarks drive;
 //! * [`inline_equal`], the comparison of CUE's inline `@test(eq, ...)` assertions, which is
 //!   upstream's test harness's rather than `cue.Value.Equals`;
 //! * the evaluator's and the loader's own entry points ([`Instance`], [`export_at`], [`load`],

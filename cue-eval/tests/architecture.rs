@@ -2,9 +2,10 @@
 //! command-line crate; its published package holds no test corpus; `timoni-core` evaluates
 //! only through the facade (`Context`, `Loader`, `Value`, `Error`) and reaches the syntax only
 //! through `cue_eval::syntax::Document` (no syntax-tree walking of its own); so do the CLI and
-//! the controller. The conformance runners reach the evaluator's vertices and the syntax tree
-//! only through `cue_eval::testing` (the `testing` feature), which no product crate enables and
-//! no integration test of this crate uses (tests of internals are unit tests beside the code).
+//! the controller. The conformance runners use the facade and `Document` too, and of
+//! `cue_eval::testing` (the `testing` feature) only the harness's comparison of `@test(eq, ...)`;
+//! no product crate enables that feature and no integration test of this crate uses it (tests of
+//! internals are unit tests beside the code).
 //!
 //! The checks read the workspace around the crate and run `cargo`; outside the repository (a
 //! packaged crate) they skip with a message.
@@ -250,6 +251,29 @@ fn conformance_reaches_internals_only_through_the_testing_door() {
         hits.is_empty(),
         "the conformance runners reach into cue-eval's internals:\n{}",
         hits.join("\n")
+    );
+    // Through the door, only the harness's comparison of `@test(eq, ...)`: the runners use the
+    // facade and `syntax::Document` for everything else.
+    let mut through_door = Vec::new();
+    for dir in ["conformance/src", "conformance/tests"] {
+        through_door.extend(
+            lines_with(&root.join(dir), &["cue_eval::testing::"])
+                .into_iter()
+                .filter(|l| {
+                    let code = l
+                        .split_once(": ")
+                        .map_or(l.as_str(), |(_, c)| c)
+                        .trim_start();
+                    !code.starts_with("//")
+                        && l.matches("cue_eval::testing::").count()
+                            != l.matches("cue_eval::testing::inline_equal").count()
+                }),
+        );
+    }
+    assert!(
+        through_door.is_empty(),
+        "the conformance runners use more of the testing door than `inline_equal`:\n{}",
+        through_door.join("\n")
     );
 }
 

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use cue_eval::syntax::{
-    AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_identifier,
-    is_number_literal, one_line, quote,
+    AttrElement, AttrText, Document, FieldConstraint, FieldDecl, Member, Outline, OutlineField,
+    StructValue, attribute_elements, is_identifier, is_number_literal, one_line, quote, unquote,
 };
 use cue_eval::{
     AttrArg, Attribute, Context, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field,
@@ -167,7 +167,26 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Document, &[&str]) -> bool = Document::writes_path;
     let _: fn(&Document, &str) -> Vec<Outline> = Document::outline;
     let _: fn(&Document, &[(std::ops::Range<usize>, String)]) -> String = Document::replace_values;
+    let _: fn(&Document) -> Vec<AttrText<'_>> = Document::attributes;
+    let _: fn(&Document) -> Vec<FieldDecl<'_>> = Document::top_fields;
+    fn struct_value<'a>(s: &StructValue<'a>) {
+        let _: bool = s.braces();
+        let _: usize = s.offset();
+        let _: Vec<Member<'a>> = s.members();
+    }
+    let _ = struct_value;
+    let _ = |m: Member<'_>| match m {
+        Member::Field(f) => f.label(),
+        Member::Attribute(a) => Some(a.name.to_string()),
+    };
+    let _: fn(&str) -> Result<Vec<AttrElement>> = attribute_elements;
+    let _ =
+        |e: AttrElement| -> (String, String, String, String) { (e.key, e.value, e.raw, e.text) };
+    let _: fn(&str) -> Result<String> = unquote;
     fn field_decl<'a>(f: &FieldDecl<'a>) {
+        let _: Option<Selector> = f.selector();
+        let _: usize = f.label_offset();
+        let _: Option<StructValue<'a>> = f.struct_value();
         let _: Option<String> = f.label();
         let _: FieldConstraint = f.constraint();
         let _: Vec<AttrText<'a>> = f.attributes();
@@ -176,7 +195,7 @@ fn the_facade_keeps_its_signatures() {
         let _: std::ops::Range<usize> = f.range();
     }
     let _ = field_decl;
-    let _ = |a: AttrText<'_>| (a.name.len(), a.body.len(), a.text.len());
+    let _ = |a: AttrText<'_>| (a.name.len(), a.body.len(), a.text.len(), a.offset);
     let _ = |o: Outline| -> (Option<String>, bool, Vec<OutlineField>) {
         (o.constraint, o.has_default, o.fields)
     };

@@ -13,6 +13,7 @@
 pub mod ast;
 #[cfg(not(feature = "testing"))]
 pub(crate) mod ast;
+mod attrs;
 pub mod diagnostic;
 pub(crate) mod dump;
 #[cfg(feature = "testing")]
@@ -36,7 +37,8 @@ pub mod source;
 /// Label and string quoting as CUE writes them: whether a label needs quotes, and a
 /// double-quoted string with Go's escapes.
 pub use crate::eval::label::{is_identifier, quote};
+pub use attrs::{AttrElement, attribute_elements, unquote};
 pub use query::{
-    AttrText, Document, FieldConstraint, FieldDecl, Outline, OutlineField, is_number_literal,
-    one_line,
+    AttrText, Document, FieldConstraint, FieldDecl, Member, Outline, OutlineField, StructValue,
+    is_number_literal, one_line,
 };

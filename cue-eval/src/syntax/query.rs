@@ -40,6 +40,62 @@ pub struct AttrText<'a> {
     pub body: &'a str,
     /// The whole attribute, `@` and parentheses included.
     pub text: &'a str,
+    /// The byte offset of its `@` in the document's text.
+    pub offset: usize,
+}
+
+fn attr_text(a: &ast::Attribute) -> AttrText<'_> {
+    AttrText {
+        name: a.name(),
+        body: a.body(),
+        text: &a.text,
+        offset: a.span.start as usize,
+    }
+}
+
+/// A struct literal written as a field's value (`a: {...}`, or the `b: 1` of `a: b: 1`).
+#[derive(Clone, Debug)]
+pub struct StructValue<'a> {
+    doc: &'a Document,
+    lit: &'a ast::StructLit,
+}
+
+/// A declaration of a struct literal that [`StructValue::members`] lists.
+#[derive(Clone, Debug)]
+pub enum Member<'a> {
+    Field(FieldDecl<'a>),
+    /// An attribute declared on its own (`@test(...)` between fields).
+    Attribute(AttrText<'a>),
+}
+
+impl<'a> StructValue<'a> {
+    /// Whether the literal is written with braces (`a: {b: 1}`), not as the shorthand
+    /// `a: b: 1`.
+    pub fn braces(&self) -> bool {
+        self.lit.braces
+    }
+
+    /// The byte offset where the literal starts.
+    pub fn offset(&self) -> usize {
+        self.lit.span.start as usize
+    }
+
+    /// Its field declarations and attribute declarations, in source order (embeddings,
+    /// comprehensions, lets and `...` are left out).
+    pub fn members(&self) -> Vec<Member<'a>> {
+        self.lit
+            .decls
+            .iter()
+            .filter_map(|d| match d {
+                Decl::Field(f) => Some(Member::Field(FieldDecl {
+                    doc: self.doc,
+                    field: f,
+                })),
+                Decl::Attribute(a) => Some(Member::Attribute(attr_text(a))),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One field declaration of a [`Document`].
@@ -187,6 +243,35 @@ impl Document {
     /// The name of the package clause, if any.
     pub fn package_name(&self) -> Option<&str> {
         self.file.package_name()
+    }
+
+    /// The attributes declared on their own at the top of the file (`@test(...)`,
+    /// `@experiment(...)`), in source order.
+    pub fn attributes(&self) -> Vec<AttrText<'_>> {
+        self.file
+            .decls
+            .iter()
+            .filter_map(|d| match d {
+                Decl::Attribute(a) => Some(attr_text(a)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The field declarations at the top of the file, in source order (not those inside
+    /// them: see [`FieldDecl::struct_value`], or [`Document::fields`] for all of them).
+    pub fn top_fields(&self) -> Vec<FieldDecl<'_>> {
+        self.file
+            .decls
+            .iter()
+            .filter_map(|d| match d {
+                Decl::Field(f) => Some(FieldDecl {
+                    doc: self,
+                    field: f,
+                }),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Every field declaration, in source order (a field before the fields of its value):
@@ -383,15 +468,61 @@ impl<'a> FieldDecl<'a> {
 
     /// The field's attributes, in order.
     pub fn attributes(&self) -> Vec<AttrText<'a>> {
+        self.field.attrs.iter().map(attr_text).collect()
+    }
+
+    /// The label as a path selector, as Go's `cue.Selector` of an `ast.Label`: an identifier
+    /// is a field, a definition (`#A`) or a hidden field (`_a`, `_#A`); a quoted label is
+    /// always a regular field. `None` for computed labels and patterns.
+    ///
+    /// ```
+    /// use cue_eval::{Selector, syntax::Document};
+    /// let doc = Document::parse("a.cue", "#A: 1\n\"_b\": 2\n_c: 3\n").unwrap();
+    /// let sels: Vec<_> = doc.top_fields().iter().map(|f| f.selector()).collect();
+    /// assert_eq!(sels, [
+    ///     Some(Selector::Definition("#A".into())),
+    ///     Some(Selector::Field("_b".into())),
+    ///     Some(Selector::Hidden("_c".into())),
+    /// ]);
+    /// ```
+    pub fn selector(&self) -> Option<crate::Selector> {
+        use crate::Selector;
+        match &self.field.label {
+            ast::Label::Ident(id) => {
+                let name = id.name.to_string();
+                Some(if name.starts_with('_') {
+                    Selector::Hidden(name)
+                } else if name.starts_with('#') {
+                    Selector::Definition(name)
+                } else {
+                    Selector::Field(name)
+                })
+            }
+            ast::Label::String(e) => match &**e {
+                Expr::Lit(lit) => crate::literal::decode(&lit.raw)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .map(Selector::Field),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The byte offset where the field's label starts (its alias, `X=a:`, if it has one).
+    pub fn label_offset(&self) -> usize {
         self.field
-            .attrs
-            .iter()
-            .map(|a| AttrText {
-                name: a.name(),
-                body: a.body(),
-                text: &a.text,
-            })
-            .collect()
+            .alias
+            .as_ref()
+            .map_or(self.field.label.span().start, |a| a.span.start) as usize
+    }
+
+    /// The field's value when it is a struct literal.
+    pub fn struct_value(&self) -> Option<StructValue<'a>> {
+        match &self.field.value {
+            Expr::Struct(lit) => Some(StructValue { doc: self.doc, lit }),
+            _ => None,
+        }
     }
 
     /// The byte range of the field's value in the text.
