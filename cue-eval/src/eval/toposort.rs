@@ -107,15 +107,7 @@ impl Runtime {
     /// CRDs or values), where building the graph for every struct cost more than parsing.
     /// `None` when anything else could take part in the order.
     fn single_literal_order(&self, v: VId, regular: &[VId]) -> Option<Vec<VId>> {
-        let vx = self.v(v);
-        let sid = vx.structs[0].id;
-        if vx.structs.iter().any(|s| s.id != sid) {
-            return None;
-        }
-        let lit = &self.prog.structs[sid as usize];
-        if lit.has_embed {
-            return None;
-        }
+        let lit = self.sole_literal(v)?;
         let mut index: HashMap<Label, usize> = HashMap::default();
         for d in &lit.decls {
             match d {
@@ -140,20 +132,26 @@ impl Runtime {
         Some(keyed.into_iter().map(|(_, a)| a).collect())
     }
 
+    /// The struct literal that gave `v` all its struct literals (the same one, maybe more than
+    /// once), when it embeds nothing.
+    fn sole_literal(&self, v: VId) -> Option<&ir::StructLit> {
+        let vx = self.v(v);
+        let sid = vx.structs.first()?.id;
+        if vx.structs.iter().any(|s| s.id != sid) {
+            return None;
+        }
+        let lit = &self.prog.structs[sid as usize];
+        (!lit.has_embed).then_some(&**lit)
+    }
+
     /// Whether [`Self::single_literal_order`] would keep `regular` as it is, found without an
     /// index: one literal gave `v` all its arcs, and they are in its order (they were created
     /// from it), which one pass in step shows. A literal with a label met twice, or with
     /// definitions, hidden fields or anything but plain fields, is left to that function.
     fn in_literal_order(&self, v: VId, regular: &[VId]) -> bool {
-        let vx = self.v(v);
-        let sid = vx.structs[0].id;
-        if vx.structs.iter().any(|s| s.id != sid) {
+        let Some(lit) = self.sole_literal(v) else {
             return false;
-        }
-        let lit = &self.prog.structs[sid as usize];
-        if lit.has_embed {
-            return false;
-        }
+        };
         let mut arcs = regular.iter();
         for d in &lit.decls {
             match d {

@@ -241,13 +241,7 @@ impl Error {
         if errors.is_empty() {
             return Error::msg("evaluation failed without an error message");
         }
-        Error {
-            errors,
-            kind: ErrorKind::Eval,
-            sources: sources.clone(),
-            #[cfg(feature = "miette")]
-            items: Default::default(),
-        }
+        Error::from_items(errors, sources)
     }
 
     /// An error of these items, whose positions point into `sources`.
