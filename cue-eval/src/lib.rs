@@ -50,7 +50,8 @@
 //!
 //! [`syntax::Document`] queries and edits one file by field (labels, attributes, values, the
 //! outline a schema writes) without walking the syntax tree; it also formats the file and dumps
-//! its structure for comparisons. `examples/validate_yaml.rs` and
+//! its structure for comparisons; [`syntax::attribute_elements`] and [`syntax::unquote`] read
+//! attribute bodies and string literals as CUE does. `examples/validate_yaml.rs` and
 //! `examples/decode_package.rs` are two complete programs; `docs/embedding.md` describes the
 //! design.
 //!
