@@ -185,13 +185,9 @@ fn field_name<'f>(prog: &mut Program, field: &'f ast::Field) -> Option<(Option<&
         ast::Label::Ident(i) => Some((Some(&*i.name), prog.labels.ident(&i.name))),
         // Quoted labels are not in scope for identifiers (only their aliases are).
         ast::Label::String(e) => match &**e {
-            ast::Expr::Lit(l) if let Some(body) = literal::plain_body(&l.raw) => {
-                Some((None, prog.labels.string(body)))
-            }
-            ast::Expr::Lit(l) => literal::decode(&l.raw).ok().map(|b| {
-                let s = String::from_utf8_lossy(&b);
-                (None, prog.labels.string(&s))
-            }),
+            ast::Expr::Lit(l) => literal::decode_text(&l.raw)
+                .ok()
+                .map(|s| (None, prog.labels.string(&s))),
             _ => None,
         },
         _ => None,
@@ -377,13 +373,9 @@ impl<'a> Compiler<'_, 'a> {
                 Some(self.static_field(label, arc, f))
             }
             ast::Label::String(e) => match &**e {
-                ast::Expr::Lit(l) if let Some(body) = literal::plain_body(&l.raw) => {
-                    let label = self.prog.labels.string(body);
-                    Some(self.static_field(label, arc, f))
-                }
-                ast::Expr::Lit(l) => match literal::decode(&l.raw) {
-                    Ok(b) => {
-                        let label = self.prog.labels.string(&String::from_utf8_lossy(&b));
+                ast::Expr::Lit(l) => match literal::decode_text(&l.raw) {
+                    Ok(s) => {
+                        let label = self.prog.labels.string(&s);
                         Some(self.static_field(label, arc, f))
                     }
                     Err(e) => {
@@ -681,8 +673,8 @@ impl<'a> Compiler<'_, 'a> {
                 let label = match &**sel {
                     ast::Label::Ident(i) => self.prog.labels.ident(&i.name),
                     ast::Label::String(e) => match &**e {
-                        ast::Expr::Lit(l) => match literal::decode(&l.raw) {
-                            Ok(b) => self.prog.labels.string(&String::from_utf8_lossy(&b)),
+                        ast::Expr::Lit(l) => match literal::decode_text(&l.raw) {
+                            Ok(s) => self.prog.labels.string(&s),
                             Err(e) => return self.err(l.span, e.message),
                         },
                         _ => return self.err(span, "invalid selector"),
@@ -802,11 +794,8 @@ impl<'a> Compiler<'_, 'a> {
                 Ok((n, k)) => Expr::Num(n, k),
                 Err(m) => return self.err(span, m),
             },
-            ast::LitKind::String if let Some(body) = literal::plain_body(&l.raw) => {
-                Expr::Str(Rc::from(body))
-            }
-            ast::LitKind::String => match literal::decode(&l.raw) {
-                Ok(b) => Expr::Str(Rc::from(String::from_utf8_lossy(&b).as_ref())),
+            ast::LitKind::String => match literal::decode_text(&l.raw) {
+                Ok(s) => Expr::Str(Rc::from(s.as_ref())),
                 Err(e) => return self.err(span, e.message),
             },
             ast::LitKind::Bytes => match literal::decode(&l.raw) {

@@ -81,11 +81,13 @@ impl Runtime {
         if regular.len() < 2 || vx.structs.is_empty() {
             return regular;
         }
-        if self.in_literal_order(v, &regular) {
-            return regular;
-        }
-        if let Some(order) = self.single_literal_order(v, &regular) {
-            return order;
+        if let Some(lit) = self.sole_literal(v) {
+            if self.in_literal_order(lit, &regular) {
+                return regular;
+            }
+            if let Some(order) = self.single_literal_order(lit, &regular) {
+                return order;
+            }
         }
         let labels = self.feature_order(v);
         let at: HashMap<Label, VId> = regular.iter().map(|&a| (self.v(a).label, a)).collect();
@@ -101,13 +103,12 @@ impl Runtime {
         out
     }
 
-    /// The order of `regular` when one struct literal, with plain fields of distinct labels
-    /// only, gave `v` every one of its arcs: the graph is then that literal's chain of labels,
+    /// The order of `regular` when one struct literal `lit`, with plain fields of distinct
+    /// labels only, gave the struct every one of its arcs: the graph is then that literal's chain of labels,
     /// so the sort is the literal's order. This is the common case of concrete data (a file of
     /// CRDs or values), where building the graph for every struct cost more than parsing.
     /// `None` when anything else could take part in the order.
-    fn single_literal_order(&self, v: VId, regular: &[VId]) -> Option<Vec<VId>> {
-        let lit = self.sole_literal(v)?;
+    fn single_literal_order(&self, lit: &ir::StructLit, regular: &[VId]) -> Option<Vec<VId>> {
         let mut index: HashMap<Label, usize> = HashMap::default();
         for d in &lit.decls {
             match d {
@@ -145,13 +146,10 @@ impl Runtime {
     }
 
     /// Whether [`Self::single_literal_order`] would keep `regular` as it is, found without an
-    /// index: one literal gave `v` all its arcs, and they are in its order (they were created
-    /// from it), which one pass in step shows. A literal with a label met twice, or with
-    /// definitions, hidden fields or anything but plain fields, is left to that function.
-    fn in_literal_order(&self, v: VId, regular: &[VId]) -> bool {
-        let Some(lit) = self.sole_literal(v) else {
-            return false;
-        };
+    /// index: the arcs of the struct that `lit` alone gave its arcs are in its order (they were
+    /// created from it), which one pass in step shows. A literal with a label met twice, or
+    /// with definitions, hidden fields or anything but plain fields, is left to that function.
+    fn in_literal_order(&self, lit: &ir::StructLit, regular: &[VId]) -> bool {
         let mut arcs = regular.iter();
         for d in &lit.decls {
             match d {

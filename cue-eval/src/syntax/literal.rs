@@ -65,10 +65,22 @@ pub fn decode(raw: &str) -> Result<Vec<u8>, LiteralError> {
     Ok(out)
 }
 
+/// The text a string literal stands for, invalid UTF-8 from escapes replaced by U+FFFD: the
+/// body as written, without decoding or a copy, for the common plain literal (see
+/// [`plain_body`]), otherwise [`decode`]'s bytes.
+pub fn decode_text(raw: &str) -> Result<std::borrow::Cow<'_, str>, LiteralError> {
+    if let Some(body) = plain_body(raw) {
+        return Ok(std::borrow::Cow::Borrowed(body));
+    }
+    let bytes = decode(raw)?;
+    Ok(std::borrow::Cow::Owned(
+        String::from_utf8_lossy(&bytes).into_owned(),
+    ))
+}
+
 /// The text of a single-line literal without escapes or carriage returns, which is its body as
-/// written: `None` for any other literal (decode it with [`decode`]). Skips decoding and the
-/// copy it makes for the common case of a plain string.
-pub fn plain_body(raw: &str) -> Option<&str> {
+/// written: `None` for any other literal.
+fn plain_body(raw: &str) -> Option<&str> {
     let b = raw.as_bytes();
     if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' && !raw.starts_with("\"\"\"") {
         // The usual `"..."`: no hashes, not multi-line.
@@ -231,7 +243,11 @@ mod tests {
             r##"#"a\#nb"#"##,
         ] {
             assert_eq!(plain_body(raw), None, "{raw}");
+            let text = String::from_utf8_lossy(&decode(raw).unwrap()).into_owned();
+            assert_eq!(decode_text(raw).unwrap(), text, "{raw}");
         }
+        assert_eq!(decode_text(r#""abc""#).unwrap(), "abc");
+        assert!(decode_text(r#""\q""#).is_err());
     }
 
     #[test]

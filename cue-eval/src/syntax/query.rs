@@ -487,26 +487,12 @@ impl<'a> FieldDecl<'a> {
     /// ```
     pub fn selector(&self) -> Option<crate::Selector> {
         use crate::Selector;
-        match &self.field.label {
-            ast::Label::Ident(id) => {
-                let name = id.name.to_string();
-                Some(if name.starts_with('_') {
-                    Selector::Hidden(name)
-                } else if name.starts_with('#') {
-                    Selector::Definition(name)
-                } else {
-                    Selector::Field(name)
-                })
-            }
-            ast::Label::String(e) => match &**e {
-                Expr::Lit(lit) => crate::literal::decode(&lit.raw)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .map(Selector::Field),
-                _ => None,
-            },
-            _ => None,
-        }
+        let name = label_name(&self.field.label)?;
+        Some(match &self.field.label {
+            ast::Label::Ident(_) if name.starts_with('_') => Selector::Hidden(name),
+            ast::Label::Ident(_) if name.starts_with('#') => Selector::Definition(name),
+            _ => Selector::Field(name),
+        })
     }
 
     /// The byte offset where the field's label starts (its alias, `X=a:`, if it has one).
