@@ -52,33 +52,14 @@ pub const VERSION: &str = "v3";
 // ───────────────────────────── attribute bodies ─────────────────────────────
 
 /// One comma-separated element of an attribute body: `key=value` or a positional `value`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttrField {
-    /// The key before `=`, trimmed; empty for a positional element.
-    pub key: String,
-    /// The value, trimmed, and unquoted when it is a string literal (`"a\tb"` → `a<TAB>b`).
-    pub value: String,
-    /// The value as written, trimmed but not unquoted (Go's `RawValue`).
-    pub raw: String,
-    /// The whole element as written, key included, untrimmed (Go's `Text`).
-    pub text: String,
-}
+pub use cue_eval::syntax::AttrElement as AttrField;
 
 /// Splits an attribute body (the text between `@name(` and `)`) into its elements, as Go
 /// CUE's `internal.ParseAttrBody` (see [`cue_eval::syntax::attribute_elements`]): elements are
 /// separated by commas outside brackets, braces, parentheses and string literals, and the first
 /// `=` outside those separates a key. An empty body is one empty element.
 pub fn parse_attr_body(body: &str) -> Result<Vec<AttrField>, String> {
-    let elements = cue_eval::syntax::attribute_elements(body).map_err(|e| first_message(&e))?;
-    Ok(elements
-        .into_iter()
-        .map(|e| AttrField {
-            key: e.key,
-            value: e.value,
-            raw: e.raw,
-            text: e.text,
-        })
-        .collect())
+    cue_eval::syntax::attribute_elements(body).map_err(|e| first_message(&e))
 }
 
 /// The message of an error's first entry.
