@@ -332,7 +332,7 @@ impl Runtime {
             {
                 let vx = &mut self.vertices[v as usize];
                 if !vx.closed_groups.contains(&g) {
-                    vx.closed_groups.push(g);
+                    push_tight(&mut vx.closed_groups, g);
                 }
             }
             g = gr.parent;

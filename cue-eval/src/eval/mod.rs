@@ -52,6 +52,19 @@ use value::{Bottom, Kind, Value};
 
 pub use compile::Program;
 
+/// Pushes `x` onto a vertex's list, giving an empty list room for exactly one: most vertices
+/// get one conjunct (one struct literal, one closed group) and never a second, and `ThinVec`
+/// would reserve four (for a conjunct, 240 bytes that concrete data never uses). Later
+/// pushes grow by doubling as usual.
+pub(crate) fn push_tight<T>(list: &mut ThinVec<T>, x: T) {
+    match list.capacity() {
+        0 => list.reserve_exact(1),
+        1 => list.reserve_exact(3),
+        _ => {}
+    }
+    list.push(x);
+}
+
 /// A vertex id.
 pub type VId = u32;
 

@@ -44,17 +44,20 @@ impl Runtime {
             dyn_label: None,
             comp_id: 0,
         });
-        self.vm(v).structs.push(StructInfo {
-            id: sid,
-            pos: if ci.ref_span != Span::default() && ci.ref_span != CLEARED_REF {
-                ci.ref_span
-            } else {
-                lit.span
+        push_tight(
+            &mut self.vm(v).structs,
+            StructInfo {
+                id: sid,
+                pos: if ci.ref_span != Span::default() && ci.ref_span != CLEARED_REF {
+                    ci.ref_span
+                } else {
+                    lit.span
+                },
+                hops: ci.hops,
+                frame: frame.clone(),
+                comp_id,
             },
-            hops: ci.hops,
-            frame: frame.clone(),
-            comp_id,
-        });
+        );
         let _ = span;
         if !lit.has_member
             && !lit.has_embed

@@ -236,7 +236,7 @@ impl Runtime {
         if self.v(a).status == Status::Evaluated {
             self.reset(a);
         }
-        self.vm(a).conjuncts.push(c);
+        push_tight(&mut self.vm(a).conjuncts, c);
     }
 
     pub(super) fn reset(&mut self, a: VId) {
