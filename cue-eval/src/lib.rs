@@ -16,7 +16,9 @@
 //! * check it: [`Value::validate`] (permanent errors, and concreteness on request, as
 //!   `cue vet [-c]`); ask what Go's `cue.Value` answers: [`Value::err`] (with each error's
 //!   [`ErrorCode`]), [`Value::incomplete_kind`], [`Value::is_closed`], [`Value::allows`],
-//!   [`Value::equals`], with [`Selector`] paths ([`Value::lookup_selectors`]);
+//!   [`Value::equals`], with [`Selector`] paths ([`Value::lookup_selectors`]), and the parts
+//!   Go's `Expr` gives: [`Value::disjuncts`], [`Value::constraints`]; compile an expression
+//!   beside it to compare with ([`Value::compile_expr`]);
 //! * convert it: [`Value::decode`] into any `serde` type, [`Context::encode`] from one,
 //!   [`Value::to_json`] and [`Value::to_yaml`] write exactly what `cue export` writes.
 //!
@@ -89,8 +91,9 @@ pub(crate) use syntax::{ast, dump, format, lexer, literal};
 pub use syntax::{diagnostic, source};
 
 pub use facade::{
-    Context, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions,
-    ImportShare, Kind, Loader, ParseCache, Position, Result, Selector, ValidateOptions, Value,
+    Context, Disjunct, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field, FieldKind,
+    FieldOptions, ImportShare, Kind, Loader, ParseCache, Position, Presence, Result, Selector,
+    ValidateOptions, Value,
 };
 pub use load::{AttrArg, Attribute};
 pub use parser::ParseError;
