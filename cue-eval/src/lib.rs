@@ -63,9 +63,9 @@
 //! ([`format_source`], [`ParseError`], [`source::SourceFile`], [`diagnostic::Diagnostic`]) and
 //! the JSON and YAML codecs ([`encode`], [`decode`]). The front end (lexer, parser, syntax tree,
 //! formatter, dump), the evaluator and the package loader are private to the crate; the
-//! `testing` cargo feature opens a part of them to this project's conformance runners,
-//! benchmarks and fuzz targets as `cue_eval::testing`, which semantic versioning does not cover
-//! (the crate's own tests of internals are unit tests).
+//! `testing` cargo feature opens a part of them to this project's benchmarks and fuzz targets
+//! as `cue_eval::testing`, which semantic versioning does not cover (the conformance runners use
+//! the public surface alone; the crate's own tests of internals are unit tests).
 
 // The module docs of the internals point at the private items that implement what they describe.
 #![allow(rustdoc::private_intra_doc_links)]
