@@ -2,8 +2,8 @@
 //! (root files as one package; imports from the case's module and `cue.mod/{pkg,gen,usr}`),
 //! exports it, and answers the per-field questions of the inline assertions through the
 //! public [`cue_eval::Value`] (Go's `cue.Value` queries: `Err`, `IncompleteKind`, `IsClosed`,
-//! `Allows`). Only `@test(eq, ...)` goes through `cue_eval::testing::inline_equal`, which compares
-//! the way upstream's test harness does rather than as `cue.Value.Equals` does.
+//! `Allows`); `@test(eq, ...)` compares as upstream's test harness does rather than as
+//! `cue.Value.Equals` does ([`crate::inline_eq`]), on the same public API.
 
 use cue_eval::syntax::Document;
 use cue_eval::{Context, ErrorItem, FieldOptions, Value};
@@ -254,7 +254,7 @@ impl Engine for CueEval {
         expected: &EqExpectation,
     ) -> Result<(), String> {
         let v = find(inst, path)?;
-        cue_eval::testing::inline_equal(&v, &expected.expr, expected.package.as_deref())
+        crate::inline_eq::check(&v, &expected.expr, expected.package.as_deref())
     }
 
     fn error(&self, inst: &mut Value, path: &[Selector]) -> Result<Option<ErrInfo>, String> {

@@ -23,6 +23,7 @@ pub mod diff;
 pub mod engine;
 pub mod export;
 pub mod inline;
+pub mod inline_eq;
 pub mod json;
 pub mod oracle;
 pub mod parse;

@@ -16,7 +16,9 @@
 //! * check it: [`Value::validate`] (permanent errors, and concreteness on request, as
 //!   `cue vet [-c]`); ask what Go's `cue.Value` answers: [`Value::err`] (with each error's
 //!   [`ErrorCode`]), [`Value::incomplete_kind`], [`Value::is_closed`], [`Value::allows`],
-//!   [`Value::equals`], with [`Selector`] paths ([`Value::lookup_selectors`]);
+//!   [`Value::equals`], with [`Selector`] paths ([`Value::lookup_selectors`]), and the parts
+//!   Go's `Expr` gives: [`Value::disjuncts`], [`Value::constraints`]; compile an expression
+//!   beside it to compare with ([`Value::compile_expr`]);
 //! * convert it: [`Value::decode`] into any `serde` type, [`Context::encode`] from one,
 //!   [`Value::to_json`] and [`Value::to_yaml`] write exactly what `cue export` writes.
 //!
@@ -61,9 +63,9 @@
 //! ([`format_source`], [`ParseError`], [`source::SourceFile`], [`diagnostic::Diagnostic`]) and
 //! the JSON and YAML codecs ([`encode`], [`decode`]). The front end (lexer, parser, syntax tree,
 //! formatter, dump), the evaluator and the package loader are private to the crate; the
-//! `testing` cargo feature opens a part of them to this project's conformance runners,
-//! benchmarks and fuzz targets as `cue_eval::testing`, which semantic versioning does not cover
-//! (the crate's own tests of internals are unit tests).
+//! `testing` cargo feature opens a part of them to this project's benchmarks and fuzz targets
+//! as `cue_eval::testing`, which semantic versioning does not cover (the conformance runners use
+//! the public surface alone; the crate's own tests of internals are unit tests).
 
 // The module docs of the internals point at the private items that implement what they describe.
 #![allow(rustdoc::private_intra_doc_links)]
@@ -89,8 +91,9 @@ pub(crate) use syntax::{ast, dump, format, lexer, literal};
 pub use syntax::{diagnostic, source};
 
 pub use facade::{
-    Context, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field, FieldKind, FieldOptions,
-    ImportShare, Kind, Loader, ParseCache, Position, Result, Selector, ValidateOptions, Value,
+    Context, Disjunct, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field, FieldKind,
+    FieldOptions, ImportShare, Kind, Loader, ParseCache, Position, Presence, Result, Selector,
+    ValidateOptions, Value,
 };
 pub use load::{AttrArg, Attribute};
 pub use parser::ParseError;

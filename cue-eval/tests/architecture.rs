@@ -2,10 +2,10 @@
 //! command-line crate; its published package holds no test corpus; `timoni-core` evaluates
 //! only through the facade (`Context`, `Loader`, `Value`, `Error`) and reaches the syntax only
 //! through `cue_eval::syntax::Document` (no syntax-tree walking of its own); so do the CLI and
-//! the controller. The conformance runners use the facade and `Document` too, and of
-//! `cue_eval::testing` (the `testing` feature) only the harness's comparison of `@test(eq, ...)`;
-//! no product crate enables that feature and no integration test of this crate uses it (tests of
-//! internals are unit tests beside the code).
+//! the controller. The conformance runners use the facade and `Document` too, and nothing of
+//! `cue_eval::testing` (the `testing` feature, for the benchmarks and fuzz targets); no product
+//! crate and no conformance runner enables that feature, and no integration test of this crate
+//! uses it (tests of internals are unit tests beside the code).
 //!
 //! The checks read the workspace around the crate and run `cargo`; outside the repository (a
 //! packaged crate) they skip with a message.
@@ -194,21 +194,31 @@ fn the_cli_and_the_controller_evaluate_through_the_facade() {
     );
 }
 
-/// The door for the conformance runners and the crate's own tests.
+/// The door for the benchmarks and the fuzz targets.
 const TESTING: &[&str] = &["cue_eval::testing", "testing::"];
+
+/// The lines of `krate`'s sources under `dirs` that use the testing door, and those of its
+/// manifest that enable it.
+fn testing_door_uses(root: &Path, krate: &str, dirs: &[&str]) -> Vec<String> {
+    let mut hits = Vec::new();
+    for dir in dirs {
+        hits.extend(lines_with(&root.join(krate).join(dir), TESTING));
+    }
+    let manifest = std::fs::read_to_string(root.join(krate).join("Cargo.toml")).unwrap();
+    for (i, line) in manifest.lines().enumerate() {
+        if line.contains("cue-eval") && line.contains("testing") {
+            hits.push(format!("{krate}/Cargo.toml:{}: {}", i + 1, line.trim()));
+        }
+    }
+    hits
+}
 
 #[test]
 fn no_product_crate_uses_the_testing_door() {
     let Some(root) = workspace() else { return };
     let mut hits = Vec::new();
     for krate in ["timoni-core", "timoni-cli", "timoni-controller"] {
-        hits.extend(lines_with(&root.join(krate).join("src"), TESTING));
-        let manifest = std::fs::read_to_string(root.join(krate).join("Cargo.toml")).unwrap();
-        for (i, line) in manifest.lines().enumerate() {
-            if line.contains("cue-eval") && line.contains("testing") {
-                hits.push(format!("{krate}/Cargo.toml:{}: {}", i + 1, line.trim()));
-            }
-        }
+        hits.extend(testing_door_uses(&root, krate, &["src"]));
     }
     assert!(
         hits.is_empty(),
@@ -235,16 +245,15 @@ fn integration_tests_do_not_use_the_testing_door() {
 }
 
 #[test]
-fn conformance_reaches_internals_only_through_the_testing_door() {
+fn conformance_uses_only_the_public_api() {
     let Some(root) = workspace() else { return };
     let mut hits = Vec::new();
     for dir in ["conformance/src", "conformance/tests"] {
         hits.extend(lines_with(&root.join(dir), EVAL_INTERNALS));
-        // The syntax tree, by its paths outside `cue_eval::testing`.
         hits.extend(
             lines_with(&root.join(dir), SYNTAX_INTERNALS)
                 .into_iter()
-                .filter(|l| l.contains("cue_eval::") && !l.contains("cue_eval::testing::")),
+                .filter(|l| l.contains("cue_eval::")),
         );
     }
     assert!(
@@ -252,28 +261,12 @@ fn conformance_reaches_internals_only_through_the_testing_door() {
         "the conformance runners reach into cue-eval's internals:\n{}",
         hits.join("\n")
     );
-    // Through the door, only the harness's comparison of `@test(eq, ...)`: the runners use the
-    // facade and `syntax::Document` for everything else.
-    let mut through_door = Vec::new();
-    for dir in ["conformance/src", "conformance/tests"] {
-        through_door.extend(
-            lines_with(&root.join(dir), &["cue_eval::testing::"])
-                .into_iter()
-                .filter(|l| {
-                    let code = l
-                        .split_once(": ")
-                        .map_or(l.as_str(), |(_, c)| c)
-                        .trim_start();
-                    !code.starts_with("//")
-                        && l.matches("cue_eval::testing::").count()
-                            != l.matches("cue_eval::testing::inline_equal").count()
-                }),
-        );
-    }
+    // Not even through the door: the runners use the facade and `syntax::Document` alone.
+    let door = testing_door_uses(&root, "conformance", &["src", "tests"]);
     assert!(
-        through_door.is_empty(),
-        "the conformance runners use more of the testing door than `inline_equal`:\n{}",
-        through_door.join("\n")
+        door.is_empty(),
+        "the conformance runners use cue-eval's testing door:\n{}",
+        door.join("\n")
     );
 }
 

@@ -12,9 +12,9 @@ use cue_eval::syntax::{
     StructValue, attribute_elements, is_identifier, is_number_literal, one_line, quote, unquote,
 };
 use cue_eval::{
-    AttrArg, Attribute, Context, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind, Field,
-    FieldKind, FieldOptions, ImportShare, Kind, Loader, ParseCache, Position, Result, Selector,
-    ValidateOptions, Value,
+    AttrArg, Attribute, Context, Disjunct, DocumentLoads, Error, ErrorCode, ErrorItem, ErrorKind,
+    Field, FieldKind, FieldOptions, ImportShare, Kind, Loader, ParseCache, Position, Presence,
+    Result, Selector, ValidateOptions, Value,
 };
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -82,6 +82,10 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Value) -> bool = Value::is_closed;
     let _: fn(&Value, &Selector) -> bool = Value::allows;
     let _: fn(&Value, &Value) -> bool = Value::equals;
+    let _: fn(&Value, &str) -> Result<Value> = Value::compile_expr;
+    let _: fn(&Value) -> Vec<Disjunct> = Value::disjuncts;
+    let _: fn(&Value) -> Vec<Value> = Value::constraints;
+    let _ = |d: Disjunct| -> (Value, bool) { (d.value, d.default) };
     let _ = |s: Selector| -> Option<String> {
         match s {
             Selector::Field(n) | Selector::Definition(n) | Selector::Hidden(n) => Some(n),
@@ -90,7 +94,10 @@ fn the_facade_keeps_its_signatures() {
         }
     };
     let _ = |s: &Selector| -> String { s.to_string() };
-    let _ = |f: Field| -> (String, FieldKind, Value) { (f.label, f.kind, f.value) };
+    let _ = |f: Field| -> (String, FieldKind, Presence, Value) {
+        (f.label, f.kind, f.presence, f.value)
+    };
+    let _ = [Presence::Regular, Presence::Optional, Presence::Required];
     let _ = FieldOptions {
         optional: true,
         definitions: true,

@@ -179,18 +179,6 @@ impl Instance {
         root
     }
 
-    /// Evaluates a standalone CUE expression in this instance's runtime (so that its vertex
-    /// can be compared with the instance's values), returning its vertex.
-    pub fn eval_expr_text(&mut self, expr: &str) -> Result<VId, String> {
-        let text = format!("__expected: {expr}\n");
-        let root = self
-            .add_package(&[("expected.cue".to_string(), text)])
-            .map_err(|e| format_errors(&e))?;
-        self.rt.evaluate(root);
-        let l = self.rt.prog.labels.ident("__expected");
-        self.rt.arc(root, l).ok_or_else(|| "no value".to_string())
-    }
-
     /// A new vertex unifying two vertices of this instance (`a & b`), evaluated on demand: it
     /// holds the conjuncts of both, each in its scope. A side that lies in a definition brings
     /// its conjuncts in a closed, recursive group of its own, as a reference to that definition

@@ -9,14 +9,6 @@ use super::unify::NodeState;
 use super::value::{Bottom, ErrCode, Value};
 use super::*;
 
-thread_local! {
-    /// Set while [`Runtime::vertices_equal_inline`] runs.
-    static INLINE_EQ: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// The package of the value compared by [`Runtime::vertices_equal_inline_in`]: the
-    /// expected text names its hidden field `_x` as `_x$pkg`.
-    static INLINE_PKG: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
 const MAYBE: u8 = 0;
 const IS: u8 = 1;
 const NOT: u8 = 2;
@@ -392,9 +384,6 @@ impl Runtime {
         let own = |e: &Option<Rc<Bottom>>| e.as_ref().filter(|e| !e.child).is_some();
         match (own(&ax.err), own(&bx.err)) {
             (true, true) => return true,
-            (true, false) if INLINE_EQ.get() && self.incomplete_struct_like(a, b) => {
-                return self.arcs_equal(a, b, depth);
-            }
             (true, false) | (false, true) => return false,
             _ => {}
         }
@@ -442,68 +431,10 @@ impl Runtime {
             }
             _ => return false,
         }
-        // The inline harness compares a list by its elements only: an open `[...T]` equals the
-        // expected `[]` once its elements agree.
-        if ax.is_list && ax.list_open() != bx.list_open() && !INLINE_EQ.get() {
+        if ax.is_list && ax.list_open() != bx.list_open() {
             return false;
         }
         self.arcs_equal(a, b, depth)
-    }
-
-    /// Structural equality as the inline test harness (`@test(eq, ...)`) sees it: against an
-    /// expected struct, a struct whose own error is only incomplete (a comprehension or
-    /// validator that cannot be decided yet) compares by its fields, as upstream's comparison
-    /// walks the fields of such a value and ignores its incomplete error.
-    pub fn vertices_equal_inline(&mut self, a: VId, b: VId) -> bool {
-        let prev = INLINE_EQ.replace(true);
-        let r = self.vertices_equal(a, b, 0);
-        INLINE_EQ.set(prev);
-        r
-    }
-
-    /// [`Self::vertices_equal_inline`] for a value of package `package`, whose hidden field
-    /// `_x` the expected value `b` may name `_x$package`, as upstream's harness writes it.
-    pub fn vertices_equal_inline_in(&mut self, a: VId, b: VId, package: Option<&str>) -> bool {
-        let prev = INLINE_PKG.replace(package.map(str::to_owned));
-        let r = self.vertices_equal_inline(a, b);
-        INLINE_PKG.set(prev);
-        r
-    }
-
-    /// Whether expected label `m` is hidden label `l` qualified with the package being
-    /// compared (`_x$pkg` for `_x`).
-    fn hidden_in_package(&self, l: Label, m: Label) -> bool {
-        if !l.is_hidden() || l.kind() != m.kind() {
-            return false;
-        }
-        INLINE_PKG.with_borrow(|p| {
-            p.as_deref().is_some_and(|p| {
-                let labels = &self.prog.labels;
-                labels
-                    .name(m)
-                    .strip_suffix(p)
-                    .and_then(|n| n.strip_suffix('$'))
-                    == Some(labels.name(l))
-            })
-        })
-    }
-
-    /// Whether `a` (evaluated, dereferenced) carries an incomplete own error and `b` is a plain
-    /// struct without error: the case [`Self::vertices_equal_inline`] compares field by field.
-    fn incomplete_struct_like(&self, a: VId, b: VId) -> bool {
-        let (ax, bx) = (self.v(a), self.v(b));
-        let incomplete = ax.err.as_ref().is_some_and(|e| e.code.is_incomplete());
-        incomplete
-            && !ax.is_list
-            && ax.scalar.is_none()
-            && ax.disj.is_none()
-            && bx.err.is_none()
-            && bx.disj.is_none()
-            && !bx.is_list
-            && bx.scalar.is_none()
-            && bx.kind.contains(value::Kind::STRUCT)
-            && !bx.kind.intersects(value::Kind::SCALAR)
-            && bx.constraints().is_empty()
     }
 
     /// Field-by-field equality of two structs (let fields aside).
@@ -527,11 +458,7 @@ impl Runtime {
         }
         for x in fa {
             let l = self.v(x).label;
-            let Some(y) = fb
-                .iter()
-                .copied()
-                .find(|&y| self.v(y).label == l || self.hidden_in_package(l, self.v(y).label))
-            else {
+            let Some(y) = fb.iter().copied().find(|&y| self.v(y).label == l) else {
                 return false;
             };
             if self.v(x).arc_type != self.v(y).arc_type || !self.vertices_equal(x, y, depth + 1) {

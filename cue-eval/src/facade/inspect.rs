@@ -35,6 +35,14 @@ pub enum Selector {
     AnyIndex,
 }
 
+/// An alternative of a disjunction, as [`Value::disjuncts`] gives it.
+#[derive(Clone, Debug)]
+pub struct Disjunct {
+    pub value: Value,
+    /// Whether the alternative is a default (`*v`).
+    pub default: bool,
+}
+
 impl fmt::Display for Selector {
     /// The selector as CUE writes it in a path (`a`, `"x-y"`, `"_a"` for a regular field, `#A`,
     /// `_a`, `0`); `[string]` and `[int]` for the patterns.
@@ -258,6 +266,81 @@ impl Value {
         }
         let pats = rt.v(d).patterns_copy();
         pats.iter().any(|(f, _)| rt.label_matches(f, l))
+    }
+
+    /// The alternatives of a disjunction (Go's `Expr` with `OrOp`), each with whether it is a
+    /// default (marked `*`), as evaluation left them: alternatives that failed are gone and
+    /// equal ones merged, defaults first. Empty when the value is not a disjunction, one that
+    /// evaluation resolved to a single alternative included.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str("a: *1 | string | (3 & 4)\nb: 1 | 1").unwrap();
+    /// let alts: Vec<(String, bool)> = v.lookup("a").unwrap().disjuncts().into_iter()
+    ///     .map(|d| (d.value.to_string(), d.default)).collect();
+    /// assert_eq!(alts, [("1".to_string(), true), ("string".to_string(), false)]);
+    /// assert!(v.lookup("b").unwrap().disjuncts().is_empty());
+    /// ```
+    pub fn disjuncts(&self) -> Vec<Disjunct> {
+        let mut sh = self.sh.borrow_mut();
+        let rt = &mut sh.inst.rt;
+        rt.finalize(self.v, true);
+        let d = rt.deref(self.v);
+        let Some(dj) = rt.v(d).disj.clone() else {
+            return Vec::new();
+        };
+        drop(sh);
+        dj.alts
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| Disjunct {
+                value: self.reached(a, None),
+                default: i < dj.num_defaults,
+            })
+            .collect()
+    }
+
+    /// The bounds and validators the value carries besides its kind, its scalar and its fields
+    /// (`>0` and `<10` of `int & >0 & <10`, `strings.MinRunes(3)`, `!=null` embedded in a
+    /// struct that has fields too), each as a value of its own that [`Value::equals`] compares
+    /// and [`Display`](fmt::Display) prints: the operands of Go's `Expr()` on such a
+    /// conjunction, without the kind and the fields. The alternatives of a disjunction are
+    /// asked through [`Value::disjuncts`].
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str("a: int & >0 & <10\nb: {!=null, x: 1}\nc: {x: 1}").unwrap();
+    /// let texts = |p| v.lookup(p).unwrap().constraints().iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    /// assert_eq!(texts("a"), [">0", "<10"]);
+    /// assert_eq!(texts("b"), ["!=null"]);
+    /// assert!(texts("c").is_empty());
+    /// let a = v.lookup("a").unwrap().constraints();
+    /// assert!(a[0].equals(&v.compile_expr(">0").unwrap()));
+    /// ```
+    pub fn constraints(&self) -> Vec<Value> {
+        use crate::eval::ir::ArcType;
+        use crate::eval::{CExpr, Conjunct};
+        let mut sh = self.sh.borrow_mut();
+        let rt = &mut sh.inst.rt;
+        rt.finalize(self.v, true);
+        let d = rt.deref(self.v);
+        let cs = rt.v(d).constraints_copy();
+        let label = rt.prog.labels.string("");
+        let out: Vec<VId> = cs
+            .into_iter()
+            .map(|c| {
+                let w = rt.new_vertex(None, label, ArcType::Member);
+                rt.vm(w).conjuncts.push(Conjunct {
+                    env: None,
+                    x: CExpr::Value(c),
+                    ci: Default::default(),
+                    span: Default::default(),
+                });
+                w
+            })
+            .collect();
+        drop(sh);
+        out.into_iter().map(|w| self.reached(w, None)).collect()
     }
 
     /// Whether two values of one instance are the same CUE value, compared structurally (Go's

@@ -24,8 +24,8 @@ use crate::syntax::Document;
 
 pub use crate::load::{ImportShare, ParseCache};
 pub use error::{Error, ErrorCode, ErrorItem, ErrorKind, Position, Result};
-pub use inspect::Selector;
-pub use value::{Field, FieldKind, FieldOptions, Kind, ValidateOptions, Value};
+pub use inspect::{Disjunct, Selector};
+pub use value::{Field, FieldKind, FieldOptions, Kind, Presence, ValidateOptions, Value};
 
 use value::Shared;
 

@@ -75,6 +75,28 @@ impl Shared {
         Error::from_eval(errs, &sources)
     }
 
+    /// Compiles `expr` as a new package of this runtime and evaluates it: the vertex of its
+    /// value. Only a syntax error fails; an error of compiling it (an unknown reference) is an
+    /// error in the value, not a compile error of the instance.
+    pub(crate) fn compile_expr_alone(&mut self, name: &str, expr: &str) -> Result<VId> {
+        const FIELD: &str = "__expr";
+        let seen = self.inst.rt.prog.errors.len();
+        let text = format!("{FIELD}: {expr}\n");
+        let root = match self.inst.add_package(&[(name.to_string(), text)]) {
+            Ok(r) => r,
+            Err(e) => return Err(self.error(e)),
+        };
+        // Errors of compiling the expression are errors in its value, where they occur; they
+        // are not the compile errors of the instance, which exports report.
+        self.inst.rt.prog.errors.truncate(seen);
+        self.inst.rt.evaluate(root);
+        let l = self.inst.rt.prog.labels.ident(FIELD);
+        self.inst
+            .rt
+            .arc(root, l)
+            .ok_or_else(|| Error::msg("compiled expression has no value"))
+    }
+
     /// Compiles `expr` as a new package of this runtime and returns the vertex of its value.
     pub(crate) fn compile_expr(&mut self, name: &str, expr: &str) -> Result<VId> {
         const FIELD: &str = "__value";
@@ -202,12 +224,28 @@ pub enum FieldKind {
     Hidden,
 }
 
+/// Whether a field must, may or must eventually exist, whatever its label (Go's
+/// `Selector.ConstraintType`): `a?:`, `_a?:` and `#A?:` are all optional.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// `a: v`, and list elements.
+    Regular,
+    /// `a?: v`.
+    Optional,
+    /// `a!: v`.
+    Required,
+}
+
 /// A field of a struct, as [`Value::fields`] yields it.
 #[derive(Clone)]
 pub struct Field {
-    /// The label as CUE prints it in paths (`a`, `#A`, `x-y` unquoted).
+    /// The label as CUE prints it in paths (`a`, `#A`, `_a`, `x-y` unquoted, `0` for a list
+    /// element). A hidden label is its name alone: the package it belongs to is the package of
+    /// the file that declares it.
     pub label: String,
     pub kind: FieldKind,
+    /// Whether the field is optional or required, for definitions and hidden fields too.
+    pub presence: Presence,
     pub value: Value,
 }
 
@@ -355,6 +393,31 @@ impl Value {
         Ok(self.derived(v))
     }
 
+    /// A CUE expression compiled and evaluated as a value of this value's instance, as Go's
+    /// `v.Context().CompileString(src)` makes one: a value of its own (its references are to
+    /// its own fields and the standard library, not to this value's), that [`Value::equals`]
+    /// can compare with this value and [`Value::unify`] unifies with it as a CUE value. A
+    /// syntax error fails. As with Go's `CompileString`, other errors are the result's
+    /// ([`Value::err`]): an unknown reference makes the part of the value it is in an error,
+    /// and is not a compile error of this value's package.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let pkg = ctx.compile_files(&[("a.cue".into(), "a: {x: 1, y: x + 1}".into())]).unwrap();
+    /// let a = pkg.lookup("a").unwrap();
+    /// assert!(a.equals(&a.compile_expr("{x: 1, y: x + 1}").unwrap()));
+    /// assert!(!a.equals(&a.compile_expr("{x: 1}").unwrap()));
+    /// assert!(a.compile_expr("{x: ").is_err());
+    /// assert!(a.compile_expr("1 & 2").unwrap().err().is_some());
+    /// let unknown = a.compile_expr("{x: nowhere}").unwrap();
+    /// assert!(unknown.lookup("x").unwrap().err().is_some());
+    /// assert_eq!(pkg.to_json().unwrap(), "{\n    \"a\": {\n        \"x\": 1,\n        \"y\": 2\n    }\n}\n");
+    /// ```
+    pub fn compile_expr(&self, src: &str) -> Result<Value> {
+        let v = self.sh.borrow_mut().compile_expr_alone("expr.cue", src)?;
+        Ok(self.derived(v))
+    }
+
     /// This value with `value` (any `serde::Serialize` value) unified at `path`, a dotted path
     /// of field labels as [`Value::lookup`] takes them (an empty path fills this value itself).
     ///
@@ -442,8 +505,9 @@ impl Value {
 
     /// The fields of a struct in CUE's order (the order `cue export` writes them): regular
     /// fields, then, as `opts` asks, definitions and hidden fields in declaration order.
-    /// Optional and required fields take their place among the regular ones. A value that is
-    /// not a struct has no fields.
+    /// Optional and required fields take their place among the regular ones. A list's fields
+    /// are its elements, labelled `0`, `1`, ...; a scalar has none (unless hidden fields or
+    /// definitions are declared beside it).
     ///
     /// ```
     /// use cue_eval::FieldOptions;
@@ -453,6 +517,9 @@ impl Value {
     /// assert_eq!(names(FieldOptions::default()), ["b", "c"]);
     /// let all = FieldOptions { optional: true, definitions: true, hidden: true };
     /// assert_eq!(names(all), ["b", "a", "c", "#D"]);
+    /// let l = ctx.compile_str("l: [1, 2, ...]").unwrap().lookup("l").unwrap();
+    /// let elements = l.fields(FieldOptions::default());
+    /// assert_eq!(elements.iter().map(|f| f.label.as_str()).collect::<Vec<_>>(), ["0", "1"]);
     /// ```
     pub fn fields(&self, opts: FieldOptions) -> Vec<Field> {
         let mut sh = self.sh.borrow_mut();
@@ -471,15 +538,20 @@ impl Value {
         for a in arcs {
             let ax = rt.v(a);
             let l = ax.label;
+            let presence = match ax.arc_type {
+                ArcType::Member => Presence::Regular,
+                ArcType::Optional => Presence::Optional,
+                ArcType::Required => Presence::Required,
+            };
             let kind = if l.is_hidden() {
                 FieldKind::Hidden
             } else if l.is_def() {
                 FieldKind::Definition
             } else {
-                match ax.arc_type {
-                    ArcType::Member => FieldKind::Regular,
-                    ArcType::Optional => FieldKind::Optional,
-                    ArcType::Required => FieldKind::Required,
+                match presence {
+                    Presence::Regular => FieldKind::Regular,
+                    Presence::Optional => FieldKind::Optional,
+                    Presence::Required => FieldKind::Required,
                 }
             };
             let wanted = match kind {
@@ -491,7 +563,11 @@ impl Value {
             if !wanted {
                 continue;
             }
-            let label = rt.prog.labels.name(l).to_string();
+            let label = if l.is_int() {
+                l.index().to_string()
+            } else {
+                rt.prog.labels.name(l).to_string()
+            };
             let path = self.path.as_ref().map(|p| {
                 let mut p = p.clone();
                 p.push(label.clone());
@@ -500,6 +576,7 @@ impl Value {
             out.push(Field {
                 label,
                 kind,
+                presence,
                 value: self.reached(a, path),
             });
         }
