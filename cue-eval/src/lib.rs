@@ -69,6 +69,9 @@
 
 // The module docs of the internals point at the private items that implement what they describe.
 #![allow(rustdoc::private_intra_doc_links)]
+// Every public item is documented; the `testing` door opens internals that are not part of the
+// public surface and are not held to it.
+#![cfg_attr(not(feature = "testing"), warn(missing_docs))]
 
 // Some items of the evaluator, the loader and the syntax tools are used only by the crate's unit
 // tests, so a library build would call them dead; the test build (`cargo clippy --all-targets`)

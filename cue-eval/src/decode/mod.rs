@@ -28,8 +28,11 @@ pub use cue::{to_cue_expr, to_cue_source, write_string as write_cue_string};
 /// 0 when the error has no position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError {
+    /// What is wrong, without the position.
     pub msg: String,
+    /// The 1-based line, or 0.
     pub line: usize,
+    /// The 1-based column in bytes, or 0.
     pub column: usize,
 }
 

@@ -30,16 +30,24 @@ pub use yaml::{to_yaml, to_yaml_stream};
 /// A concrete CUE value ready to encode. Field order is the output order (already decided by the evaluator).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Data {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// A number, already spelled as CUE's JSON output spells it (apd 'G' format, e.g. "1.0", "1E+2", "100"); `float` tells whether its CUE kind is float.
     Number {
+        /// The number as CUE writes it.
         text: String,
+        /// Whether the number's kind is `float` (else `int`).
         float: bool,
     },
+    /// A string, decoded.
     String(String),
+    /// Bytes, decoded.
     Bytes(Vec<u8>),
+    /// A list's elements in order.
     List(Vec<Data>),
+    /// A struct's regular fields in output order.
     Struct(Vec<Field>),
 }
 
@@ -63,7 +71,9 @@ impl Data {
 /// One regular field of a struct: its label, its value and the YAML tag its attributes ask for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
+    /// The label, unquoted.
     pub name: String,
+    /// The field's value.
     pub value: Data,
     /// a `@yaml(,tag="!X")` attribute tag, if any
     pub yaml_tag: Option<String>,

@@ -47,7 +47,10 @@ pub enum ErrorKind {
     Load,
     /// Loading a package of a module whose `cue.mod/module.cue` declares no language version
     /// (`module` is its `module:` value as written, when it has one).
-    NoLanguageVersion { module: Option<String> },
+    NoLanguageVersion {
+        /// The module path as `module:` writes it.
+        module: Option<String>,
+    },
 }
 
 /// One error: the CUE path of the value it concerns (empty for errors of a whole package, such

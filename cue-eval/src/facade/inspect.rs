@@ -38,6 +38,7 @@ pub enum Selector {
 /// An alternative of a disjunction, as [`Value::disjuncts`] gives it.
 #[derive(Clone, Debug)]
 pub struct Disjunct {
+    /// The alternative's value.
     pub value: Value,
     /// Whether the alternative is a default (`*v`).
     pub default: bool,

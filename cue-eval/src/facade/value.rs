@@ -163,15 +163,23 @@ pub struct Kind(crate::eval::value::Kind);
 impl Kind {
     /// No kind: the value is an error (`_|_`).
     pub const BOTTOM: Kind = Kind(crate::eval::value::Kind::BOTTOM);
+    /// `null`.
     pub const NULL: Kind = Kind(crate::eval::value::Kind::NULL);
+    /// `bool`.
     pub const BOOL: Kind = Kind(crate::eval::value::Kind::BOOL);
+    /// `int`.
     pub const INT: Kind = Kind(crate::eval::value::Kind::INT);
+    /// `float`.
     pub const FLOAT: Kind = Kind(crate::eval::value::Kind::FLOAT);
     /// `int | float`.
     pub const NUMBER: Kind = Kind(crate::eval::value::Kind::NUMBER);
+    /// `string`.
     pub const STRING: Kind = Kind(crate::eval::value::Kind::STRING);
+    /// `bytes`.
     pub const BYTES: Kind = Kind(crate::eval::value::Kind::BYTES);
+    /// A list.
     pub const LIST: Kind = Kind(crate::eval::value::Kind::LIST);
+    /// A struct.
     pub const STRUCT: Kind = Kind(crate::eval::value::Kind::STRUCT);
     /// Any kind (`_`).
     pub const TOP: Kind = Kind(crate::eval::value::Kind::TOP);
@@ -243,9 +251,11 @@ pub struct Field {
     /// element). A hidden label is its name alone: the package it belongs to is the package of
     /// the file that declares it.
     pub label: String,
+    /// Whether the field is regular, a definition or hidden.
     pub kind: FieldKind,
     /// Whether the field is optional or required, for definitions and hidden fields too.
     pub presence: Presence,
+    /// The field's value.
     pub value: Value,
 }
 

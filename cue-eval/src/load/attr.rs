@@ -8,10 +8,13 @@ use crate::ast;
 /// `var=moduleVersion`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attribute {
+    /// The name after `@`.
     pub name: String,
+    /// The arguments in order.
     pub args: Vec<AttrArg>,
     /// The attribute as written.
     pub text: String,
+    /// Where the attribute is written.
     pub span: ast::Span,
 }
 
@@ -19,7 +22,9 @@ pub struct Attribute {
 /// values are unquoted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttrArg {
+    /// The key of `key=value`.
     pub key: Option<String>,
+    /// The value, unquoted.
     pub value: String,
 }
 

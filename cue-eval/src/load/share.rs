@@ -22,6 +22,7 @@ pub struct ImportShare {
 }
 
 impl ImportShare {
+    /// A share that holds nothing yet.
     pub fn new() -> ImportShare {
         ImportShare::default()
     }

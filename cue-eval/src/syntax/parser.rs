@@ -34,7 +34,9 @@ lalrpop_mod!(
 /// A syntax error: where, and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
+    /// Where the parser stopped.
     pub span: Span,
+    /// What it expected there.
     pub message: String,
 }
 

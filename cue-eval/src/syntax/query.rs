@@ -27,8 +27,11 @@ pub struct Document {
 /// How a field is marked: `a: v`, `a?: v` or `a!: v`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldConstraint {
+    /// `a: v`.
     Regular,
+    /// `a?: v`.
     Optional,
+    /// `a!: v`.
     Required,
 }
 
@@ -36,7 +39,9 @@ pub enum FieldConstraint {
 /// `runtime:string:X`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AttrText<'a> {
+    /// The name after `@`.
     pub name: &'a str,
+    /// What the parentheses hold.
     pub body: &'a str,
     /// The whole attribute, `@` and parentheses included.
     pub text: &'a str,
@@ -63,6 +68,7 @@ pub struct StructValue<'a> {
 /// A declaration of a struct literal that [`StructValue::members`] lists.
 #[derive(Clone, Debug)]
 pub enum Member<'a> {
+    /// A field.
     Field(FieldDecl<'a>),
     /// An attribute declared on its own (`@test(...)` between fields).
     Attribute(AttrText<'a>),
@@ -120,8 +126,11 @@ pub struct FieldDecl<'a> {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outline {
+    /// The value's constraint as written, defaults left out (`int & >0`), if it has one.
     pub constraint: Option<String>,
+    /// Whether the value has a default (`*v | ...`).
     pub has_default: bool,
+    /// The fields of the struct literal, if the value is one.
     pub fields: Vec<OutlineField>,
 }
 
@@ -130,9 +139,11 @@ pub struct Outline {
 pub struct OutlineField {
     /// The label (quoted labels unquoted); fields with computed labels and patterns are left out.
     pub label: String,
+    /// Whether the field is regular, optional or required.
     pub constraint: FieldConstraint,
     /// The `//` comment lines right above the field, as written.
     pub docs: Vec<String>,
+    /// The outline of the field's value.
     pub value: Outline,
 }
 

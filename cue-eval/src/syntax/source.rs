@@ -9,12 +9,15 @@ use crate::ast::{FileId, Span};
 /// first use: most files never need a position turned into a line).
 #[derive(Clone, Debug)]
 pub struct SourceFile {
+    /// The name errors show for the file.
     pub name: String,
+    /// The file's text.
     pub text: String,
     line_starts: std::cell::OnceCell<Vec<usize>>,
 }
 
 impl SourceFile {
+    /// A file with this display name and text.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         SourceFile {
             name: name.into(),
@@ -55,15 +58,18 @@ pub struct SourceMap {
 }
 
 impl SourceMap {
+    /// An empty map.
     pub fn new() -> SourceMap {
         SourceMap::default()
     }
 
+    /// Adds a file and returns its id.
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
         self.files.push(SourceFile::new(name, text));
         FileId(self.files.len() as u32 - 1)
     }
 
+    /// The file with this id, if there is one.
     pub fn get(&self, id: FileId) -> Option<&SourceFile> {
         self.files.get(id.0 as usize)
     }
