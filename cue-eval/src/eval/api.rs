@@ -1,8 +1,6 @@
 //! The public entry points: build an [`Instance`] from CUE sources, export it as data, JSON or
 //! YAML, look values up by path, and render errors the way the `cue` command prints them.
 
-use std::rc::Rc;
-
 use crate::ast::FileId;
 use crate::encode::Data;
 use crate::source::SourceFile;
@@ -120,8 +118,9 @@ impl Instance {
         let mut sfs = Vec::with_capacity(files.len());
         let mut asts = Vec::with_capacity(files.len());
         for f in files {
-            rt.sources.push(Rc::from(f.text.as_str()));
-            sfs.push(SourceFile::new(f.name, f.text));
+            let sf = SourceFile::new(f.name, f.text);
+            rt.sources.push(sf.text.clone());
+            sfs.push(sf);
             asts.push(f.ast);
         }
         let compiled;
@@ -226,7 +225,7 @@ impl Instance {
                     positions: vec![(name.clone(), l, c)],
                 });
             }
-            self.rt.sources.push(Rc::from(text.as_str()));
+            self.rt.sources.push(sf.text.clone());
             self.files.push(sf);
             asts.push(ast);
         }
@@ -267,7 +266,7 @@ impl Instance {
                     positions: vec![(name.clone(), l, c)],
                 });
             }
-            rt.sources.push(Rc::from(text.as_str()));
+            rt.sources.push(sf.text.clone());
             files.push(sf);
             asts.push(ast);
         }

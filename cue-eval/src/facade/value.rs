@@ -63,7 +63,7 @@ impl Shared {
                 self.inst
                     .files
                     .iter()
-                    .map(|f| (f.name.clone(), Arc::from(f.text.as_str())))
+                    .map(|f| (f.name.clone(), f.text.clone()))
                     .collect(),
             );
         }

@@ -32,7 +32,7 @@ impl Diagnostic {
             message: message.into(),
             location: format!("{}:{line}:{col}", file.name),
             path: None,
-            src: NamedSource::new(file.name.clone(), file.text.clone()),
+            src: NamedSource::new(file.name.clone(), file.text.to_string()),
             span: SourceSpan::new(start.into(), end - start),
         }
     }

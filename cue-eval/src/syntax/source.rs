@@ -11,14 +11,14 @@ use crate::ast::{FileId, Span};
 pub struct SourceFile {
     /// The name errors show for the file.
     pub name: String,
-    /// The file's text.
-    pub text: String,
+    /// The file's text, shared with the evaluator's messages and the errors that quote it.
+    pub text: std::sync::Arc<str>,
     line_starts: std::cell::OnceCell<Vec<usize>>,
 }
 
 impl SourceFile {
     /// A file with this display name and text.
-    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<std::sync::Arc<str>>) -> SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
@@ -64,7 +64,7 @@ impl SourceMap {
     }
 
     /// Adds a file and returns its id.
-    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<std::sync::Arc<str>>) -> FileId {
         self.files.push(SourceFile::new(name, text));
         FileId(self.files.len() as u32 - 1)
     }
