@@ -16,6 +16,8 @@
 //! What differs from parsing everything: a syntax error inside a declaration that nothing
 //! reaches is not reported (see `docs/divergences.md`).
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::FileRef;
@@ -25,12 +27,12 @@ use crate::ast::{Decl, FileId};
 
 /// A file loaded lazily: its skim and which of its chunks are kept.
 pub(super) struct Lazy {
-    pub skim: Skim,
+    pub skim: Arc<Skim>,
     kept: Vec<bool>,
 }
 
 impl Lazy {
-    pub fn new(skim: Skim) -> Lazy {
+    pub fn new(skim: Arc<Skim>) -> Lazy {
         let kept = skim.chunks.iter().map(|c| c.label.is_none()).collect();
         Lazy { skim, kept }
     }
@@ -105,7 +107,11 @@ pub(super) fn apply(
             let file = &b.files[f];
             match super::cache::skim(cache, &file.text) {
                 Some(s) => {
-                    let refs: Vec<Ref> = s.chunks.iter().flat_map(|c| c.refs.clone()).collect();
+                    let refs: Vec<Ref> = s
+                        .chunks
+                        .iter()
+                        .flat_map(|c| c.refs.iter().copied())
+                        .collect();
                     p.refs(f, &refs);
                 }
                 None => {
@@ -183,8 +189,8 @@ impl<'b> Pruner<'b> {
 
     fn run(&mut self) {
         while let Some((f, i)) = self.work.pop() {
-            let refs = self.lazy[&f].skim.chunks[i].refs.clone();
-            self.refs(f, &refs);
+            let skim = self.lazy[&f].skim.clone();
+            self.refs(f, &skim.chunks[i].refs);
         }
     }
 
