@@ -538,6 +538,11 @@ mod tests {
         let (dir, _) = crate::blueprint::init("app", parent.path()).unwrap();
         let module = dir.display().to_string();
         let yaml = |b: &BuiltInstance| crate::render::objects_yaml(&b.objects());
+        // What one instance loads on its own: how many trees of vendored files it builds.
+        let mut alone = ImportShare::new();
+        build_sharing(&BuildOptions::new("app", "ns", &module), Some(&mut alone)).unwrap();
+        let trees = alone.imported_trees();
+        assert!(trees > 0, "the starter vendors Kubernetes schemas");
         let mut share = ImportShare::new();
         for i in 0..4 {
             let mut opts = BuildOptions::new(&format!("app{i}"), &format!("ns{i}"), &module);
@@ -550,6 +555,9 @@ mod tests {
             assert_eq!(yaml(&shared), yaml(&build(&opts).unwrap()), "instance {i}");
         }
         assert_eq!((share.compiled(), share.reused()), (1, 3));
+        // The loads after the first neither search the vendored packages for what they reach
+        // nor build their trees again.
+        assert_eq!((share.searched(), share.imported_trees()), (1, trees));
 
         // An imported file that changed is compiled again, and the result is its own.
         let templates = dir.join("templates");
@@ -565,6 +573,8 @@ mod tests {
         let shared = build_sharing(&opts, Some(&mut share)).unwrap();
         assert_eq!(yaml(&shared), yaml(&build(&opts).unwrap()));
         assert_eq!((share.compiled(), share.reused()), (2, 3));
+        // The vendored packages are the same, and so is what the module needs of them.
+        assert_eq!((share.searched(), share.imported_trees()), (1, 2 * trees));
     }
 
     #[test]

@@ -398,9 +398,13 @@ impl Loader {
         self,
         documents: bool,
         strict: bool,
-        share: Option<&mut crate::ImportShare>,
+        mut share: Option<&mut crate::ImportShare>,
     ) -> Result<(Value, Vec<Document>)> {
-        let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
+        let mut build = match &mut share {
+            Some(share) => load::load_sharing(&self.cfg, &self.args, share),
+            None => load::load(&self.cfg, &self.args),
+        }
+        .map_err(Error::from_load)?;
         build.merge_data_files().map_err(Error::from_load)?;
         let docs = if documents {
             build
