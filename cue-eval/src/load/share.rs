@@ -14,6 +14,7 @@
 //! match after all, those trees are built before compiling.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use super::Build;
 use crate::eval::api::{self, CompiledImports, EvalError, ImportsFrom, Instance};
@@ -78,7 +79,8 @@ pub(super) struct Key {
 struct FileKey {
     id: usize,
     name: String,
-    text: String,
+    /// Shared with the pruning memo when that holds the same text.
+    text: Rc<str>,
     decls: Vec<(u32, u32)>,
     excluded: bool,
     /// The whole tree, for a file that the loader may have rewritten.
@@ -123,7 +125,7 @@ impl Key {
             && !file.excluded
             && !k.excluded
             && k.name == file.name
-            && k.text == file.text
+            && *k.text == *file.text
             && k.decls.len() == kept.len()
             && k.decls
                 .iter()
@@ -131,17 +133,21 @@ impl Key {
                 .all(|(&(s, e), &(ks, ke))| (s as usize, e as usize) == (ks, ke))
     }
 
-    fn of(b: &Build, ids: &[usize]) -> Key {
+    fn of(b: &Build, ids: &[usize], memo: Option<&super::prune::Memo>) -> Key {
         Key {
             imports: b.imports.clone(),
             files: ids
                 .iter()
                 .map(|&i| {
                     let f = &b.files[i];
+                    let text = match memo.and_then(|m| m.text(i)) {
+                        Some(t) if **t == *f.text => t.clone(),
+                        _ => Rc::from(f.text.as_str()),
+                    };
                     FileKey {
                         id: i,
                         name: f.name.clone(),
-                        text: f.text.clone(),
+                        text,
                         decls: decl_ranges(&f.ast).collect(),
                         excluded: f.excluded,
                         ast: rewritten(&f.text).then(|| f.ast.clone()),
@@ -175,7 +181,7 @@ impl Key {
                 k.id == i
                     && k.excluded == f.excluded
                     && k.name == f.name
-                    && k.text == f.text
+                    && *k.text == *f.text
                     && same_decls
             })
     }
@@ -207,7 +213,9 @@ impl Build {
             share.trees += self.deferred.len();
             self.build_deferred().map_err(|e| vec![e.to_eval_error()])?;
         }
-        let key = base.is_none().then(|| Key::of(&self, &ids));
+        let key = base
+            .is_none()
+            .then(|| Key::of(&self, &ids, share.prune.as_ref()));
         let (files, main, imports) = self.into_parsed();
         if let Some(base) = base {
             share.reused += 1;
