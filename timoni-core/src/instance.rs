@@ -129,6 +129,14 @@ impl BuiltInstance {
             .flat_map(|s| s.objects.iter().cloned())
             .collect()
     }
+
+    /// Every object, apply set after apply set, without copying them.
+    pub fn into_objects(self) -> Vec<Data> {
+        self.apply_sets
+            .into_iter()
+            .flat_map(|s| s.objects)
+            .collect()
+    }
 }
 
 /// A local module's root directory from a path or `file://` URL (`oci://` modules go through
@@ -399,7 +407,16 @@ pub fn build_sharing(
             "field not found: the module's timoni.cue must define timoni",
         )));
     }
-    let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
+    // The instance must be concrete, and only the images of its config are kept: in Timoni's
+    // modules it holds every object of the apply sets again, and keeping its data while those
+    // are exported would add its size to the build's peak memory.
+    let mut images = Vec::new();
+    {
+        let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
+        if let Some(config) = get(&instance, &["config"]) {
+            collect_images(config, &mut images);
+        }
+    }
     match export_at(&value, &["timoni", "apiVersion"]) {
         Ok(Data::String(v)) if v == "v1alpha1" => {}
         Ok(_) => {
@@ -439,10 +456,6 @@ pub fn build_sharing(
     }
     if !problems.is_empty() {
         return Err(Error::Objects(problems));
-    }
-    let mut images = Vec::new();
-    if let Some(config) = get(&instance, &["config"]) {
-        collect_images(config, &mut images);
     }
     images.sort();
     images.dedup();
