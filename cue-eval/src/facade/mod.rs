@@ -337,8 +337,10 @@ impl Loader {
 
     /// [`Loader::load`], starting from the compiled imports in `share` when the package
     /// imports exactly the same files as the load that left them there (the instances of one
-    /// module, say); otherwise leaving its own there for the next load. See
-    /// [`ImportShare`](crate::ImportShare).
+    /// module, say); otherwise leaving its own there for the next load. The loading itself
+    /// takes the share's last search for the reachable declarations of vendored packages when
+    /// its input is the same, and does not parse again the imported files the share compiled.
+    /// See [`ImportShare`](crate::ImportShare).
     pub fn load_sharing(self, share: &mut crate::ImportShare) -> Result<Value> {
         Ok(self.load_build(false, true, Some(share))?.0)
     }
