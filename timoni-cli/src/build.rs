@@ -69,7 +69,7 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
         let msg = positions::in_user_files(&e, &opts.module, &opts.package, &opts.values);
         anyhow::anyhow!("build failed: {}", crate::relative(&msg))
     })?;
-    let mut objects = built.objects();
+    let mut objects = built.into_objects();
     if args.mask_secrets {
         objects = objects.iter().map(render::mask_secret).collect();
     }

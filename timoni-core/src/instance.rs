@@ -129,6 +129,14 @@ impl BuiltInstance {
             .flat_map(|s| s.objects.iter().cloned())
             .collect()
     }
+
+    /// Every object, apply set after apply set, without copying them.
+    pub fn into_objects(self) -> Vec<Data> {
+        self.apply_sets
+            .into_iter()
+            .flat_map(|s| s.objects)
+            .collect()
+    }
 }
 
 /// A local module's root directory from a path or `file://` URL (`oci://` modules go through
@@ -399,7 +407,16 @@ pub fn build_sharing(
             "field not found: the module's timoni.cue must define timoni",
         )));
     }
-    let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
+    // The instance must be concrete, and only the images of its config are kept: in Timoni's
+    // modules it holds every object of the apply sets again, and keeping its data while those
+    // are exported would add its size to the build's peak memory.
+    let mut images = Vec::new();
+    {
+        let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
+        if let Some(config) = get(&instance, &["config"]) {
+            collect_images(config, &mut images);
+        }
+    }
     match export_at(&value, &["timoni", "apiVersion"]) {
         Ok(Data::String(v)) if v == "v1alpha1" => {}
         Ok(_) => {
@@ -439,10 +456,6 @@ pub fn build_sharing(
     }
     if !problems.is_empty() {
         return Err(Error::Objects(problems));
-    }
-    let mut images = Vec::new();
-    if let Some(config) = get(&instance, &["config"]) {
-        collect_images(config, &mut images);
     }
     images.sort();
     images.dedup();
@@ -538,6 +551,11 @@ mod tests {
         let (dir, _) = crate::blueprint::init("app", parent.path()).unwrap();
         let module = dir.display().to_string();
         let yaml = |b: &BuiltInstance| crate::render::objects_yaml(&b.objects());
+        // What one instance loads on its own: how many trees of vendored files it builds.
+        let mut alone = ImportShare::new();
+        build_sharing(&BuildOptions::new("app", "ns", &module), Some(&mut alone)).unwrap();
+        let trees = alone.imported_trees();
+        assert!(trees > 0, "the starter vendors Kubernetes schemas");
         let mut share = ImportShare::new();
         for i in 0..4 {
             let mut opts = BuildOptions::new(&format!("app{i}"), &format!("ns{i}"), &module);
@@ -550,6 +568,9 @@ mod tests {
             assert_eq!(yaml(&shared), yaml(&build(&opts).unwrap()), "instance {i}");
         }
         assert_eq!((share.compiled(), share.reused()), (1, 3));
+        // The loads after the first neither search the vendored packages for what they reach
+        // nor build their trees again.
+        assert_eq!((share.searched(), share.imported_trees()), (1, trees));
 
         // An imported file that changed is compiled again, and the result is its own.
         let templates = dir.join("templates");
@@ -565,6 +586,8 @@ mod tests {
         let shared = build_sharing(&opts, Some(&mut share)).unwrap();
         assert_eq!(yaml(&shared), yaml(&build(&opts).unwrap()));
         assert_eq!((share.compiled(), share.reused()), (2, 3));
+        // The vendored packages are the same, and so is what the module needs of them.
+        assert_eq!((share.searched(), share.imported_trees()), (1, 2 * trees));
     }
 
     #[test]

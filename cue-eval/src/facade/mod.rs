@@ -337,8 +337,10 @@ impl Loader {
 
     /// [`Loader::load`], starting from the compiled imports in `share` when the package
     /// imports exactly the same files as the load that left them there (the instances of one
-    /// module, say); otherwise leaving its own there for the next load. See
-    /// [`ImportShare`](crate::ImportShare).
+    /// module, say); otherwise leaving its own there for the next load. The loading itself
+    /// takes the share's last search for the reachable declarations of vendored packages when
+    /// its input is the same, and does not parse again the imported files the share compiled.
+    /// See [`ImportShare`](crate::ImportShare).
     pub fn load_sharing(self, share: &mut crate::ImportShare) -> Result<Value> {
         Ok(self.load_build(false, true, Some(share))?.0)
     }
@@ -398,9 +400,13 @@ impl Loader {
         self,
         documents: bool,
         strict: bool,
-        share: Option<&mut crate::ImportShare>,
+        mut share: Option<&mut crate::ImportShare>,
     ) -> Result<(Value, Vec<Document>)> {
-        let mut build = load::load(&self.cfg, &self.args).map_err(Error::from_load)?;
+        let mut build = match &mut share {
+            Some(share) => load::load_sharing(&self.cfg, &self.args, share),
+            None => load::load(&self.cfg, &self.args),
+        }
+        .map_err(Error::from_load)?;
         build.merge_data_files().map_err(Error::from_load)?;
         let docs = if documents {
             build

@@ -34,7 +34,7 @@ struct Key {
 
 enum Outcome {
     Parsed(File, Vec<ParseError>),
-    Skimmed(Option<Skim>),
+    Skimmed(Option<Arc<Skim>>),
 }
 
 /// One cached result, with the text it was computed from (compared on every hit, so that a
@@ -126,13 +126,13 @@ impl ParseCache {
     }
 }
 
-/// `skim(text)`, through `cache` when there is one.
-pub(super) fn skim(cache: Option<&ParseCache>, text: &str) -> Option<Skim> {
+/// `skim(text)`, through `cache` when there is one (a cached skim is shared, not copied).
+pub(super) fn skim(cache: Option<&ParseCache>, text: &str) -> Option<Arc<Skim>> {
     let Some(c) = cache else {
-        return skim::skim(text);
+        return skim::skim(text).map(Arc::new);
     };
     match c.get(FileId(0), Request::Skim, text, || {
-        Outcome::Skimmed(skim::skim(text))
+        Outcome::Skimmed(skim::skim(text).map(Arc::new))
     }) {
         Outcome::Skimmed(s) => s,
         Outcome::Parsed(..) => unreachable!("a skim request gives a skim"),
@@ -205,8 +205,8 @@ mod tests {
         parse_with(Some(&c), FileId(0), text, true);
         parse_ranges(Some(&c), FileId(0), text, &[(10, 14)]);
         assert_eq!((c.computed(), c.reused()), (5, 0));
-        assert_eq!(skim(Some(&c), text), skim::skim(text));
-        assert_eq!(skim(Some(&c), text), skim::skim(text));
+        assert_eq!(skim(Some(&c), text).as_deref(), skim::skim(text).as_ref());
+        assert_eq!(skim(Some(&c), text).as_deref(), skim::skim(text).as_ref());
         assert_eq!((c.computed(), c.reused()), (6, 1));
     }
 

@@ -210,6 +210,14 @@ pub struct Build {
     pub imports: BTreeMap<String, Vec<usize>>,
     /// Data files given as arguments, in order.
     pub data: Vec<DataFile>,
+    /// Files of imported packages whose trees were not built by [`load_sharing`], because
+    /// the import share holds them compiled already: each with the byte ranges of the
+    /// declarations to parse should the tree be needed after all ([`Build::build_deferred`]).
+    /// Until then such a file's tree holds its package clause, imports and unlabelled
+    /// declarations only.
+    pub(crate) deferred: Vec<prune::Deferred>,
+    /// The parse cache of the load, for the deferred trees.
+    pub(crate) parse_cache: Option<std::sync::Arc<ParseCache>>,
 }
 
 impl Build {
@@ -264,8 +272,22 @@ impl Build {
         attr::field_attributes(&files, path)
     }
 
+    /// Builds the trees [`load_sharing`] deferred.
+    pub(crate) fn build_deferred(&mut self) -> Result<(), LoadError> {
+        for (f, kept) in std::mem::take(&mut self.deferred) {
+            let ast = prune::parse_kept(f, &self.files[f], &kept, self.parse_cache.as_deref())?;
+            self.files[f].ast = ast;
+        }
+        Ok(())
+    }
+
     /// Compiles the build into an evaluator instance.
     pub fn instance(&self) -> Result<Instance, Vec<EvalError>> {
+        if !self.deferred.is_empty() {
+            let mut b = self.clone();
+            b.build_deferred().map_err(|e| vec![e.to_eval_error()])?;
+            return b.into_instance();
+        }
         let files = self
             .files
             .iter()
@@ -279,7 +301,8 @@ impl Build {
     }
 
     /// Like [`Build::instance`], consuming the build (no copies of the sources).
-    pub fn into_instance(self) -> Result<Instance, Vec<EvalError>> {
+    pub fn into_instance(mut self) -> Result<Instance, Vec<EvalError>> {
+        self.build_deferred().map_err(|e| vec![e.to_eval_error()])?;
         let (files, main, imports) = self.into_parsed();
         Instance::from_parsed(files, &main, &imports)
     }
@@ -304,7 +327,21 @@ impl Build {
 pub fn load(cfg: &Config, args: &[String]) -> Result<Build, LoadError> {
     let mut l = Loader::new(cfg)?;
     l.load_args(args)?;
-    l.finish()
+    l.finish(None)
+}
+
+/// [`load`], for [`Build::into_instance_sharing`] with the same `share`: the reachability
+/// search over imported packages is taken from the load before when its input is the same
+/// (see `prune.rs`), and the trees of imported files that `share` holds compiled, from
+/// exactly the same text and declarations, are not built ([`Build::deferred`]).
+pub fn load_sharing(
+    cfg: &Config,
+    args: &[String],
+    share: &mut ImportShare,
+) -> Result<Build, LoadError> {
+    let mut l = Loader::new(cfg)?;
+    l.load_args(args)?;
+    l.finish(Some(share))
 }
 
 /// One module: its root and path.
@@ -962,7 +999,7 @@ impl<'a> Loader<'a> {
         Ok(out)
     }
 
-    fn finish(mut self) -> Result<Build, LoadError> {
+    fn finish(mut self, share: Option<&mut ImportShare>) -> Result<Build, LoadError> {
         // Tags apply to the main module's files that are part of the build.
         let mut used: Vec<usize> = self.build.main.clone();
         for files in self.build.imports.values() {
@@ -970,12 +1007,24 @@ impl<'a> Loader<'a> {
         }
         used.sort_unstable();
         used.dedup();
-        prune::apply(
-            &mut self.build,
-            &mut self.lazy,
-            &used,
-            self.cfg.parse_cache.as_deref(),
-        )?;
+        let cache = self.cfg.parse_cache.as_deref();
+        self.build.deferred = match share {
+            Some(share) => {
+                let (memo, base) = share.prune_parts();
+                let defer = |f: usize, file: &LoadedFile, kept: &[(usize, usize)]| {
+                    base.is_some_and(|b| b.holds(f, file, kept))
+                };
+                let pruned =
+                    prune::apply(&mut self.build, &mut self.lazy, &used, cache, memo, &defer)?;
+                share.count_load(pruned.searched, pruned.built);
+                pruned.deferred
+            }
+            None => {
+                let never = |_: usize, _: &LoadedFile, _: &[(usize, usize)]| false;
+                prune::apply(&mut self.build, &mut self.lazy, &used, cache, None, &never)?.deferred
+            }
+        };
+        self.build.parse_cache = self.cfg.parse_cache.clone();
         let module_files: Vec<usize> = used
             .iter()
             .copied()

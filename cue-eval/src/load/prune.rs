@@ -16,21 +16,25 @@
 //! What differs from parsing everything: a syntax error inside a declaration that nothing
 //! reaches is not reported (see `docs/divergences.md`).
 
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::FileRef;
 use super::skim::{Ref, Skim};
-use super::{Build, LoadError};
+use super::{Build, LoadError, LoadedFile};
 use crate::ast::{Decl, FileId};
 
 /// A file loaded lazily: its skim and which of its chunks are kept.
 pub(super) struct Lazy {
-    pub skim: Skim,
+    pub skim: Arc<Skim>,
     kept: Vec<bool>,
 }
 
 impl Lazy {
-    pub fn new(skim: Skim) -> Lazy {
+    pub fn new(skim: Arc<Skim>) -> Lazy {
         let kept = skim.chunks.iter().map(|c| c.label.is_none()).collect();
         Lazy { skim, kept }
     }
@@ -73,17 +77,71 @@ struct Pruner<'b> {
     work: Vec<(usize, usize)>,
     /// By file: its imports, as [`Pruner::imports_of`] gives them.
     imports: HashMap<usize, std::rc::Rc<[(&'b str, &'b str)]>>,
+    /// While the fully parsed files are read: what they need of each package (`None`: all
+    /// of it), recorded rather than followed.
+    demand: Option<Vec<(&'b str, Option<&'b str>)>>,
+}
+
+/// What a search decided, kept to answer the next load of the same packages with the same
+/// demand (the instances of one module): see [`apply`].
+pub(super) struct Memo {
+    /// The import paths and their files.
+    imports: BTreeMap<String, Vec<usize>>,
+    /// The lazy files by id, with their texts: their skims and imports follow from these.
+    files: Vec<(usize, Rc<str>)>,
+    /// What the fully parsed files need: (import path, label), `None` for the whole package.
+    demand: Vec<(String, Option<String>)>,
+    /// The outcome: for each lazy file (in `files` order), which chunks are kept.
+    kept: Vec<Vec<bool>>,
+}
+
+impl Memo {
+    /// The text of lazy file `f` as the memo holds it, to be shared rather than copied.
+    pub(super) fn text(&self, f: usize) -> Option<&Rc<str>> {
+        let i = self.files.binary_search_by_key(&f, |(i, _)| *i).ok()?;
+        Some(&self.files[i].1)
+    }
+}
+
+/// A lazy file whose tree was not built (see [`apply`]): its id and the byte ranges of the
+/// declarations kept.
+pub(super) type Deferred = (usize, Vec<(usize, usize)>);
+
+/// Whether a lazy file's tree may be left unbuilt, given its id, the file and its kept ranges.
+pub(super) type Defer<'a> = dyn Fn(usize, &LoadedFile, &[(usize, usize)]) -> bool + 'a;
+
+/// What [`apply`] did.
+pub(super) struct Pruned {
+    /// The lazy files whose trees were not built.
+    pub deferred: Vec<Deferred>,
+    /// Whether the search ran (the memo did not answer).
+    pub searched: bool,
+    /// How many lazy files were parsed with their kept declarations.
+    pub built: usize,
 }
 
 /// Decides which chunks of the lazy files are kept and parses those files again with them.
+///
+/// With `memo`, the search is skipped when the memo holds one for the same import paths, the
+/// same lazy files (ids and texts) and the same demand of the fully parsed files; then the
+/// memo is left holding this load's search. A lazy file for which `defer` answers yes (given
+/// its id, file and kept ranges) is not parsed again: it is returned instead, and its tree stays
+/// the skim's head (package clause, imports, unlabelled declarations).
 pub(super) fn apply(
     build: &mut Build,
     lazy: &mut HashMap<usize, Lazy>,
     used: &[usize],
     cache: Option<&super::ParseCache>,
-) -> Result<(), LoadError> {
+    memo: Option<&mut Option<Memo>>,
+    defer: &Defer<'_>,
+) -> Result<Pruned, LoadError> {
+    let mut out = Pruned {
+        deferred: Vec::new(),
+        searched: false,
+        built: 0,
+    };
     if lazy.is_empty() {
-        return Ok(());
+        return Ok(out);
     }
     {
         let b: &Build = build;
@@ -96,8 +154,8 @@ pub(super) fn apply(
             all: HashSet::default(),
             work: Vec::new(),
             imports: HashMap::default(),
+            demand: Some(Vec::new()),
         };
-        p.index();
         for &f in used {
             if p.lazy.contains_key(&f) {
                 continue;
@@ -105,7 +163,11 @@ pub(super) fn apply(
             let file = &b.files[f];
             match super::cache::skim(cache, &file.text) {
                 Some(s) => {
-                    let refs: Vec<Ref> = s.chunks.iter().flat_map(|c| c.refs.clone()).collect();
+                    let refs: Vec<Ref> = s
+                        .chunks
+                        .iter()
+                        .flat_map(|c| c.refs.iter().copied())
+                        .collect();
                     p.refs(f, &refs);
                 }
                 None => {
@@ -114,38 +176,104 @@ pub(super) fn apply(
                         if let Ok(path) = crate::literal::decode(&spec.path.raw) {
                             let path = String::from_utf8_lossy(&path).into_owned();
                             if let Some((k, _)) = b.imports.get_key_value(&path) {
-                                p.need_all(k);
+                                p.demand(k, None);
                             }
                         }
                     }
                 }
             }
         }
-        p.run();
-    }
-    for (&f, lz) in lazy.iter() {
-        let file = &mut build.files[f];
-        let kept = ranges(&lz.skim, &|i| lz.kept[i]);
-        let (ast, errs) = super::cache::parse_ranges(cache, FileId(f as u32), &file.text, &kept);
-        let lines_up = errs.is_empty()
-            && ast.decls.len() == kept.len()
-            && ast
-                .decls
-                .iter()
-                .zip(&kept)
-                .all(|(d, &(s, e))| !matches!(d, Decl::Bad(_)) && d.span().range() == (s..e));
-        if lines_up {
-            file.ast = ast;
-        } else {
-            let (ast, errs) = super::cache::parse_with(cache, FileId(f as u32), &file.text, false);
-            if let Some(e) = errs.first() {
-                let sf = FileRef::new(&file.name, &file.text);
-                return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
+        // The outcome is the closure of the demand under the references of kept chunks, so
+        // neither the order nor repetitions of the demand matter.
+        let mut demand = p.demand.take().unwrap_or_default();
+        demand.sort_unstable();
+        demand.dedup();
+        let mut ids: Vec<usize> = p.lazy.keys().copied().collect();
+        ids.sort_unstable();
+        let known = memo.as_ref().and_then(|m| m.as_ref()).filter(|m| {
+            m.imports == b.imports
+                && m.files.len() == ids.len()
+                && m.files
+                    .iter()
+                    .zip(&ids)
+                    .all(|((i, text), f)| i == f && **text == *b.files[*f].text)
+                && m.demand.len() == demand.len()
+                && m.demand
+                    .iter()
+                    .zip(&demand)
+                    .all(|((pk, l), (qk, r))| pk == qk && l.as_deref() == *r)
+        });
+        if let Some(m) = known {
+            for (f, kept) in ids.iter().zip(&m.kept) {
+                if let Some(lz) = p.lazy.get_mut(f) {
+                    lz.kept.clone_from(kept);
+                }
             }
-            file.ast = ast;
+        } else {
+            out.searched = true;
+            p.index();
+            for &(pkg, label) in &demand {
+                match label {
+                    Some(l) => p.need(pkg, l),
+                    None => p.need_all(pkg),
+                }
+            }
+            p.run();
+            if let Some(memo) = memo {
+                *memo = Some(Memo {
+                    imports: b.imports.clone(),
+                    files: ids
+                        .iter()
+                        .map(|&f| (f, Rc::from(b.files[f].text.as_str())))
+                        .collect(),
+                    demand: demand
+                        .iter()
+                        .map(|&(pkg, l)| (pkg.to_string(), l.map(str::to_string)))
+                        .collect(),
+                    kept: ids.iter().map(|f| p.lazy[f].kept.clone()).collect(),
+                });
+            }
         }
     }
-    Ok(())
+    for (&f, lz) in lazy.iter() {
+        let kept = ranges(&lz.skim, &|i| lz.kept[i]);
+        if defer(f, &build.files[f], &kept) {
+            out.deferred.push((f, kept));
+            continue;
+        }
+        let file = &mut build.files[f];
+        file.ast = parse_kept(f, file, &kept, cache)?;
+        out.built += 1;
+    }
+    out.deferred.sort_unstable();
+    Ok(out)
+}
+
+/// The tree of lazy file `f` with only the declarations at `kept`, or the whole file when
+/// those do not parse as exactly these declarations.
+pub(super) fn parse_kept(
+    f: usize,
+    file: &LoadedFile,
+    kept: &[(usize, usize)],
+    cache: Option<&super::ParseCache>,
+) -> Result<crate::ast::File, LoadError> {
+    let (ast, errs) = super::cache::parse_ranges(cache, FileId(f as u32), &file.text, kept);
+    let lines_up = errs.is_empty()
+        && ast.decls.len() == kept.len()
+        && ast
+            .decls
+            .iter()
+            .zip(kept)
+            .all(|(d, &(s, e))| !matches!(d, Decl::Bad(_)) && d.span().range() == (s..e));
+    if lines_up {
+        return Ok(ast);
+    }
+    let (ast, errs) = super::cache::parse_with(cache, FileId(f as u32), &file.text, false);
+    if let Some(e) = errs.first() {
+        let sf = FileRef::new(&file.name, &file.text);
+        return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
+    }
+    Ok(ast)
 }
 
 impl<'b> Pruner<'b> {
@@ -183,8 +311,8 @@ impl<'b> Pruner<'b> {
 
     fn run(&mut self) {
         while let Some((f, i)) = self.work.pop() {
-            let refs = self.lazy[&f].skim.chunks[i].refs.clone();
-            self.refs(f, &refs);
+            let skim = self.lazy[&f].skim.clone();
+            self.refs(f, &skim.chunks[i].refs);
         }
     }
 
@@ -225,14 +353,29 @@ impl<'b> Pruner<'b> {
             for &(alias, path) in imports.iter() {
                 if alias == name {
                     match r.sel {
-                        Some((s, e)) if !r.whole => self.need(path, &text[s as usize..e as usize]),
-                        _ => self.need_all(path),
+                        Some((s, e)) if !r.whole => {
+                            self.demand(path, Some(&text[s as usize..e as usize]))
+                        }
+                        _ => self.demand(path, None),
                     }
                 }
             }
             for &p in &own {
                 self.need(p, name);
             }
+        }
+    }
+
+    /// `label` of `pkg` (`None`: all of it) is needed: recorded while the demand is being
+    /// read, followed otherwise.
+    fn demand(&mut self, pkg: &'b str, label: Option<&'b str>) {
+        if let Some(d) = &mut self.demand {
+            d.push((pkg, label));
+            return;
+        }
+        match label {
+            Some(l) => self.need(pkg, l),
+            None => self.need_all(pkg),
         }
     }
 

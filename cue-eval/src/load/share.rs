@@ -6,8 +6,15 @@
 //! imported file the same id, name, text, declarations kept (see `prune.rs`) and `@if`
 //! verdict. A file whose tree the loader may rewrite after parsing (one with `@tag` or
 //! `@embed` attributes) must have the very same tree.
+//!
+//! A share also serves the loads themselves ([`super::load_sharing`]): it keeps the last
+//! search for the reachable declarations of the imported packages (see `prune.rs`), and a
+//! load does not build the tree of an imported file that the compiled imports were made from,
+//! exactly: same id, name and text, and the same declarations kept. Should the build not
+//! match after all, those trees are built before compiling.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use super::Build;
 use crate::eval::api::{self, CompiledImports, EvalError, ImportsFrom, Instance};
@@ -17,8 +24,11 @@ use crate::eval::api::{self, CompiledImports, EvalError, ImportsFrom, Instance};
 #[derive(Default)]
 pub struct ImportShare {
     base: Option<(Key, CompiledImports)>,
+    prune: Option<super::prune::Memo>,
     compiled: usize,
     reused: usize,
+    searched: usize,
+    trees: usize,
 }
 
 impl ImportShare {
@@ -36,10 +46,33 @@ impl ImportShare {
     pub fn reused(&self) -> usize {
         self.reused
     }
+
+    /// How many loads searched the imported packages for the declarations they reach (the
+    /// others took the search of the load before).
+    pub fn searched(&self) -> usize {
+        self.searched
+    }
+
+    /// How many trees of lazily loaded imported files the loads built, in all.
+    pub fn imported_trees(&self) -> usize {
+        self.trees
+    }
+
+    /// The memo of the pruning search, and what the shared imports were compiled from.
+    pub(super) fn prune_parts(
+        &mut self,
+    ) -> (Option<&mut Option<super::prune::Memo>>, Option<&Key>) {
+        (Some(&mut self.prune), self.base.as_ref().map(|(k, _)| k))
+    }
+
+    pub(super) fn count_load(&mut self, searched: bool, trees: usize) {
+        self.searched += usize::from(searched);
+        self.trees += trees;
+    }
 }
 
 /// What a build's imports were compiled from.
-struct Key {
+pub(super) struct Key {
     imports: BTreeMap<String, Vec<usize>>,
     files: Vec<FileKey>,
 }
@@ -47,7 +80,8 @@ struct Key {
 struct FileKey {
     id: usize,
     name: String,
-    text: String,
+    /// Shared with the pruning memo when that holds the same text.
+    text: Rc<str>,
     decls: Vec<(u32, u32)>,
     excluded: bool,
     /// The whole tree, for a file that the loader may have rewritten.
@@ -76,17 +110,45 @@ fn decl_ranges(f: &crate::ast::File) -> impl Iterator<Item = (u32, u32)> + '_ {
 }
 
 impl Key {
-    fn of(b: &Build, ids: &[usize]) -> Key {
+    /// Whether imported file `f` was compiled from the same name and text with the
+    /// declarations at `kept`, and nothing rewrote its tree: then its tree need not be built.
+    pub(super) fn holds(
+        &self,
+        f: usize,
+        file: &super::LoadedFile,
+        kept: &[(usize, usize)],
+    ) -> bool {
+        let Ok(i) = self.files.binary_search_by_key(&f, |k| k.id) else {
+            return false;
+        };
+        let k = &self.files[i];
+        k.ast.is_none()
+            && !file.excluded
+            && !k.excluded
+            && k.name == file.name
+            && *k.text == *file.text
+            && k.decls.len() == kept.len()
+            && k.decls
+                .iter()
+                .zip(kept)
+                .all(|(&(s, e), &(ks, ke))| (s as usize, e as usize) == (ks, ke))
+    }
+
+    fn of(b: &Build, ids: &[usize], memo: Option<&super::prune::Memo>) -> Key {
         Key {
             imports: b.imports.clone(),
             files: ids
                 .iter()
                 .map(|&i| {
                     let f = &b.files[i];
+                    let text = match memo.and_then(|m| m.text(i)) {
+                        Some(t) if **t == *f.text => t.clone(),
+                        _ => Rc::from(f.text.as_str()),
+                    };
                     FileKey {
                         id: i,
                         name: f.name.clone(),
-                        text: f.text.clone(),
+                        text,
                         decls: decl_ranges(&f.ast).collect(),
                         excluded: f.excluded,
                         ast: rewritten(&f.text).then(|| f.ast.clone()),
@@ -101,13 +163,27 @@ impl Key {
             && self.files.len() == ids.len()
             && self.files.iter().zip(ids).all(|(k, &i)| {
                 let f = &b.files[i];
+                let same_decls = match b.deferred.binary_search_by_key(&i, |d| d.0) {
+                    Ok(d) => {
+                        let kept = &b.deferred[d].1;
+                        k.ast.is_none()
+                            && k.decls.len() == kept.len()
+                            && kept
+                                .iter()
+                                .map(|&(s, e)| (s as u32, e as u32))
+                                .eq(k.decls.iter().copied())
+                    }
+                    Err(_) => {
+                        k.decls.len() == f.ast.decls.len()
+                            && decl_ranges(&f.ast).eq(k.decls.iter().copied())
+                            && k.ast.as_ref().is_none_or(|a| *a == f.ast)
+                    }
+                };
                 k.id == i
                     && k.excluded == f.excluded
                     && k.name == f.name
-                    && k.text == f.text
-                    && k.decls.len() == f.ast.decls.len()
-                    && decl_ranges(&f.ast).eq(k.decls.iter().copied())
-                    && k.ast.as_ref().is_none_or(|a| *a == f.ast)
+                    && *k.text == *f.text
+                    && same_decls
             })
     }
 }
@@ -117,7 +193,7 @@ impl Build {
     /// build imports exactly the same files as the build that left them there; otherwise its
     /// own compiled imports are left in `share` for the next build.
     pub fn into_instance_sharing(
-        self,
+        mut self,
         share: &mut ImportShare,
     ) -> Result<Instance, Vec<EvalError>> {
         let ids = import_files(&self);
@@ -134,7 +210,13 @@ impl Build {
             .as_ref()
             .filter(|(k, c)| c.order() == order && k.matches(&self, &ids))
             .map(|(_, c)| c);
-        let key = base.is_none().then(|| Key::of(&self, &ids));
+        if base.is_none() {
+            share.trees += self.deferred.len();
+            self.build_deferred().map_err(|e| vec![e.to_eval_error()])?;
+        }
+        let key = base
+            .is_none()
+            .then(|| Key::of(&self, &ids, share.prune.as_ref()));
         let (files, main, imports) = self.into_parsed();
         if let Some(base) = base {
             share.reused += 1;
@@ -171,6 +253,72 @@ mod tests {
         let alone = build().into_instance().unwrap().export();
         assert_eq!(shared, alone);
         format!("{:?}", shared.unwrap())
+    }
+
+    /// Exports the module in `dir` loaded through `share`, checking it against a load alone.
+    fn export_loaded(dir: &std::path::Path, share: &mut ImportShare) -> String {
+        let cfg = Config::new(dir);
+        let args = [".".to_string()];
+        let build = crate::load::load_sharing(&cfg, &args, share).unwrap();
+        let shared = build.into_instance_sharing(share).unwrap().export();
+        let alone = load(&cfg, &args).unwrap().into_instance().unwrap().export();
+        assert_eq!(shared, alone);
+        format!("{:?}", shared.unwrap())
+    }
+
+    #[test]
+    fn loads_of_the_same_demand_skip_the_search_and_the_vendored_trees() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        write(
+            dir,
+            "cue.mod/module.cue",
+            "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
+        );
+        write(
+            dir,
+            "cue.mod/pkg/v.io/lib/lib.cue",
+            "package lib\n#A: {a: int | *1}\n#B: {b: #A}\n#C: {c: \"unused\"}\n",
+        );
+        write(
+            dir,
+            "main.cue",
+            "package main\nimport \"v.io/lib\"\nout: lib.#B\n",
+        );
+        let mut share = ImportShare::new();
+        let first = export_loaded(dir, &mut share);
+        assert_eq!((share.searched(), share.imported_trees()), (1, 1));
+        // Another main file that needs the same declarations: nothing is searched or built.
+        write(
+            dir,
+            "main.cue",
+            "package main\nimport \"v.io/lib\"\nout: lib.#B\nmore: 2\n",
+        );
+        let second = export_loaded(dir, &mut share);
+        assert!(second.contains("more") && first != second, "{second}");
+        assert_eq!((share.searched(), share.imported_trees()), (1, 1));
+        assert_eq!((share.compiled(), share.reused()), (1, 1));
+        // A main file that needs another declaration searches again and builds the tree
+        // with it, and the imports are compiled again.
+        write(
+            dir,
+            "main.cue",
+            "package main\nimport \"v.io/lib\"\nout: lib.#B\nc: lib.#C\n",
+        );
+        let third = export_loaded(dir, &mut share);
+        assert!(third.contains("unused"), "{third}");
+        assert_eq!((share.searched(), share.imported_trees()), (2, 2));
+        assert_eq!((share.compiled(), share.reused()), (2, 1));
+        // An edited vendored file is read and built again.
+        write(
+            dir,
+            "cue.mod/pkg/v.io/lib/lib.cue",
+            "package lib\n#A: {a: int | *2}\n#B: {b: #A}\n#C: {c: \"unused\"}\n",
+        );
+        let fourth = export_loaded(dir, &mut share);
+        assert!(fourth.contains('2'), "{fourth}");
+        assert_eq!((share.searched(), share.imported_trees()), (3, 3));
+        assert_eq!((share.compiled(), share.reused()), (3, 1));
     }
 
     #[test]
