@@ -258,6 +258,18 @@ impl Runtime {
 
     /// Whether group `g` is `r` or lies inside it.
     pub(super) fn group_within(&self, g: u32, r: u32) -> bool {
+        if g == r {
+            return true;
+        }
+        if let Some(known) = self.within_cache.borrow().get(g, r) {
+            return known;
+        }
+        let found = self.group_within_uncached(g, r);
+        self.within_cache.borrow_mut().put(g, r, found);
+        found
+    }
+
+    fn group_within_uncached(&self, g: u32, r: u32) -> bool {
         // The chain of parents first, noting whether a group on it has other parents: without
         // one, the chain is all there is to search.
         let mut x = g;

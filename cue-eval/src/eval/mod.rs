@@ -503,6 +503,47 @@ pub struct Runtime {
     /// Answers of `group_within` that searched extra parents, by (group, enclosing group);
     /// emptied whenever a group gains an extra parent.
     pub(crate) within_memo: std::cell::RefCell<rustc_hash::FxHashMap<(u32, u32), bool>>,
+    /// Recent answers of `group_within`, any kind (see [`WithinCache`]).
+    pub(crate) within_cache: std::cell::RefCell<WithinCache>,
+}
+
+/// A small direct-mapped cache of `group_within` answers: a closed node asks, for every
+/// conjunct of every field, whether its group lies within each required group, and the same
+/// questions come back for each field of the node. A group's parent never changes; the answers
+/// are dropped (by generation) when a group gains an extra parent, as `within_memo`'s are.
+#[derive(Clone, Default)]
+pub(crate) struct WithinCache {
+    /// (group, enclosing group, generation, answer); allocated on first use.
+    slots: Vec<(u32, u32, u32, bool)>,
+    generation: u32,
+}
+
+impl WithinCache {
+    const SIZE: usize = 1024;
+
+    fn slot(g: u32, r: u32) -> usize {
+        (g.wrapping_mul(0x9E37_79B9) ^ r.wrapping_mul(0x85EB_CA6B)) as usize & (Self::SIZE - 1)
+    }
+
+    pub(crate) fn get(&self, g: u32, r: u32) -> Option<bool> {
+        let &(sg, sr, sgen, ans) = self.slots.get(Self::slot(g, r))?;
+        (sg == g && sr == r && sgen == self.generation).then_some(ans)
+    }
+
+    pub(crate) fn put(&mut self, g: u32, r: u32, ans: bool) {
+        if self.slots.is_empty() {
+            self.slots = vec![(u32::MAX, u32::MAX, 0, false); Self::SIZE];
+        }
+        self.slots[Self::slot(g, r)] = (g, r, self.generation, ans);
+    }
+
+    /// Forgets every answer.
+    pub(crate) fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.clear();
+        }
+    }
 }
 
 impl Default for Runtime {
@@ -547,6 +588,7 @@ impl Runtime {
             post_checks: Vec::new(),
             shares: Default::default(),
             within_memo: Default::default(),
+            within_cache: Default::default(),
         }
     }
 

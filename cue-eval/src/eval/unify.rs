@@ -506,6 +506,7 @@ impl Runtime {
                 self.extra_parents.entry(g).or_default().push(c.ci.group);
                 self.groups[g as usize].has_extra = true;
                 self.within_memo.get_mut().clear();
+                self.within_cache.get_mut().clear();
             }
             return;
         }
