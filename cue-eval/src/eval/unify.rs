@@ -68,6 +68,16 @@ pub(crate) struct NodeState {
     pub(super) conjuncts_done: bool,
 }
 
+/// What a referenced vertex's conjunct carries over to the node that refers to it (the rest of
+/// its close information is the reference's).
+struct Carried {
+    group: u32,
+    optional: bool,
+    in_def: bool,
+    ref_span: Span,
+    hops: u16,
+}
+
 /// The result of resolving a reference.
 pub(super) enum Resolved {
     Vertex(VId),
@@ -610,8 +620,10 @@ impl Runtime {
                 _ => c.span,
             }
         };
-        let conjs = self.v(w).conjuncts.clone();
-        if conjs.is_empty() {
+        // The conjuncts `w` has now, read one at a time: a vertex's conjuncts are only ever
+        // appended to, and copying the list for every reference was a tenth of the allocations.
+        let n = self.v(w).conjuncts.len();
+        if n == 0 {
             // A vertex without conjuncts (a comprehension binding, a builtin result): use its value.
             let mut c2 = c.clone();
             c2.x = CExpr::Vertex(w);
@@ -625,13 +637,25 @@ impl Runtime {
         let inline = def_group.is_none() && self.inside_inline(w);
         let mut inline_group = None;
         let deferring = std::mem::replace(&mut st.defer_refs, true);
-        for wc in conjs {
+        for i in 0..n {
+            let Some(wc) = self.v(w).conjuncts.get(i) else {
+                break;
+            };
+            let (env, x, span) = (wc.env.clone(), wc.x.clone(), wc.span);
+            let carried = Carried {
+                group: wc.ci.group,
+                optional: wc.ci.optional,
+                in_def: wc.ci.in_def,
+                ref_span: wc.ci.ref_span,
+                hops: wc.ci.hops,
+            };
+            let wc = carried;
             // A conjunct that carries no closedness of its own belongs, at its new place, to the
             // group of the reference (so what a definition embeds through it is allowed there).
             let group = match def_group {
                 Some(g) => g,
-                None if !self.group_closed(wc.ci.group) => ref_group,
-                None if inline && !self.closed_by_close(wc.ci.group) => *inline_group
+                None if !self.group_closed(wc.group) => ref_group,
+                None if inline && !self.closed_by_close(wc.group) => *inline_group
                     .get_or_insert_with(|| {
                         let g = self.new_group(ref_group, true, true, false, v);
                         self.groups[g as usize].inline = true;
@@ -641,34 +665,25 @@ impl Runtime {
                 // here only by the definitions it was reached through: the recursive closedness
                 // it had at `c` does not come along, as CUE gives the conjuncts of the selected
                 // field the reference's close information. A `close()` group is kept.
-                None if !self.closed_by_close(wc.ci.group) => ref_group,
-                None => wc.ci.group,
+                None if !self.closed_by_close(wc.group) => ref_group,
+                None => wc.group,
             };
             let ci = CloseInfo {
                 group,
                 embedded: c.ci.embedded,
-                optional: c.ci.optional || wc.ci.optional,
+                optional: c.ci.optional || wc.optional,
                 refs: refs.clone(),
                 cyclic: c.ci.cyclic,
                 maybe_cyclic: c.ci.maybe_cyclic,
-                in_def: wc.ci.in_def,
-                ref_span: if cue_shared { wc.ci.ref_span } else { ref_span },
+                in_def: wc.in_def,
+                ref_span: if cue_shared { wc.ref_span } else { ref_span },
                 hops: if cue_shared {
-                    wc.ci.hops
+                    wc.hops
                 } else {
                     c.ci.hops.saturating_add(1)
                 },
             };
-            self.add_conjunct(
-                v,
-                st,
-                Conjunct {
-                    env: wc.env,
-                    x: wc.x,
-                    ci,
-                    span: wc.span,
-                },
-            );
+            self.add_conjunct(v, st, Conjunct { env, x, ci, span });
         }
         st.defer_refs = deferring;
         if !deferring {
