@@ -30,80 +30,59 @@ const MAX_CANDIDATES: usize = 20_000;
 
 impl Runtime {
     fn disjunction_of(&mut self, c: &Conjunct) -> Disjunction {
-        let mut ci = c.ci.clone();
-        ci.optional = true;
+        let mut alts = Vec::new();
+        while let Some(alt) = self.alternative(c, alts.len()) {
+            alts.push(alt);
+        }
+        let has_defaults = alts.iter().any(|a| a.1);
+        Disjunction { alts, has_defaults }
+    }
+
+    /// Alternative `j` of disjunction conjunct `c` as a conjunct of its own, and whether it is
+    /// a default; a conjunct that is no disjunction is its own only alternative.
+    fn alternative(&mut self, c: &Conjunct, j: usize) -> Option<(Conjunct, bool)> {
+        let ci = CloseInfo {
+            optional: true,
+            ..c.ci.clone()
+        };
         match &c.x {
             CExpr::Expr(id) => {
                 if let Expr::Disj(alts) = self.prog.expr(*id) {
-                    let alts: Vec<(Conjunct, bool)> = alts
-                        .iter()
-                        .map(|&(e, d)| {
-                            (
-                                Conjunct {
-                                    env: c.env.clone(),
-                                    x: CExpr::Expr(e),
-                                    ci: ci.clone(),
-                                    span: self.prog.span(e),
-                                },
-                                d,
-                            )
-                        })
-                        .collect();
-                    let has_defaults = alts.iter().any(|a| a.1);
-                    return Disjunction { alts, has_defaults };
+                    let &(e, d) = alts.get(j)?;
+                    let conj = Conjunct {
+                        env: c.env.clone(),
+                        x: CExpr::Expr(e),
+                        ci,
+                        span: self.prog.span(e),
+                    };
+                    return Some((conj, d));
                 }
             }
             CExpr::Value(Value::Vertex(w)) => {
                 let w = self.deref(*w);
-                if let Some(d) = self.v(w).disj.clone() {
-                    let alts: Vec<(Conjunct, bool)> = d
-                        .alts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &a)| {
-                            (
-                                Conjunct {
-                                    env: None,
-                                    x: CExpr::Vertex(a),
-                                    ci: ci.clone(),
-                                    span: c.span,
-                                },
-                                i < d.num_defaults,
-                            )
-                        })
-                        .collect();
-                    return Disjunction {
-                        alts,
-                        has_defaults: d.num_defaults > 0,
+                if let Some(d) = &self.v(w).disj {
+                    let &a = d.alts.get(j)?;
+                    let conj = Conjunct {
+                        env: None,
+                        x: CExpr::Vertex(a),
+                        ci,
+                        span: c.span,
                     };
+                    return Some((conj, j < d.num_defaults));
                 }
             }
             CExpr::Value(Value::Or(vs)) => {
-                let alts = vs
-                    .iter()
-                    .map(|v| {
-                        (
-                            Conjunct {
-                                env: None,
-                                x: CExpr::Value(v.clone()),
-                                ci: ci.clone(),
-                                span: c.span,
-                            },
-                            false,
-                        )
-                    })
-                    .collect();
-                return Disjunction {
-                    alts,
-                    has_defaults: false,
+                let conj = Conjunct {
+                    env: None,
+                    x: CExpr::Value(vs.get(j)?.clone()),
+                    ci,
+                    span: c.span,
                 };
+                return Some((conj, false));
             }
             _ => {}
         }
-        Disjunction {
-            alts: vec![(c.clone(), false)],
-            has_defaults: false,
-        }
+        (j == 0).then(|| (c.clone(), false))
     }
 
     /// The identity of a disjunction conjunct, stable across clones of one vertex.
@@ -137,8 +116,7 @@ impl Runtime {
         if let Some(ch) = self.v(v).choices().cloned()
             && let Some(&(_, j)) = ch.iter().find(|(k, _)| *k == key)
         {
-            let d = self.disjunction_of(&c);
-            if let Some((alt, _)) = d.alts.into_iter().nth(j) {
+            if let Some((alt, _)) = self.alternative(&c, j) {
                 if st.conjuncts_done {
                     self.add_conjunct(v, st, alt);
                 } else {
