@@ -16,6 +16,9 @@ use super::unify::NodeState;
 use super::value::{Bottom, ErrCode};
 use super::*;
 
+/// A few closedness groups: the requirements of one node, rarely more than four.
+type Groups = smallvec::SmallVec<[u32; 4]>;
+
 impl Runtime {
     /// Checks closedness: every regular arc of `v` needs evidence from each closed group that
     /// applies here.
@@ -26,10 +29,10 @@ impl Runtime {
         // A definition embedded at the top level of a file does not close the package root,
         // except for the other operands of an embedded conjunction (`_h & #schema`).
         let root = self.v(v).parent.is_none() && !self.v(v).anonymous;
-        let mut reqs = self.v(v).closed_groups.clone();
+        let mut reqs: Groups = self.v(v).closed_groups.iter().copied().collect();
         if root {
-            reqs.retain(|&r| {
-                let rg = &self.groups[r as usize];
+            reqs.retain(|r| {
+                let rg = &self.groups[*r as usize];
                 rg.embedded && self.is_embed_and(rg.parent)
             });
             if reqs.is_empty() {
@@ -38,7 +41,7 @@ impl Runtime {
         }
         let opens = self.v(v).open_groups_copy();
         // Requirements lifted by a `...` in a literal inside them.
-        let reqs: Vec<u32> = reqs
+        let reqs: Groups = reqs
             .into_iter()
             .filter(|&r| !self.groups[r as usize].inline)
             .filter(|&r| !opens.iter().any(|&o| self.group_within(o, r)))
@@ -48,8 +51,12 @@ impl Runtime {
         if reqs.is_empty() {
             return;
         }
-        let arcs = self.v(v).arcs.clone();
-        for a in arcs {
+        // The arcs `v` has now, read in place (checking one adds no arc to `v`).
+        let n = self.v(v).arcs.len();
+        for i in 0..n {
+            let Some(&a) = self.v(v).arcs.get(i) else {
+                break;
+            };
             let l = self.v(a).label;
             if !l.is_regular() {
                 continue;
@@ -549,11 +556,11 @@ impl Runtime {
 
     /// Removes from the requirements of `v` those lifted by an `x...` written at `v`; a lift
     /// inside a `__reclose` closes the reclose group instead, which is then required.
-    pub(super) fn lift_opened(&mut self, v: VId, reqs: Vec<u32>) -> Vec<u32> {
+    pub(super) fn lift_opened(&mut self, v: VId, reqs: Groups) -> Groups {
         if self.group_marks.is_empty() {
             return reqs;
         }
-        let mut out: Vec<u32> = Vec::new();
+        let mut out = Groups::new();
         let mut added: Vec<u32> = Vec::new();
         for r in reqs {
             match self.opened_at(v, r) {
