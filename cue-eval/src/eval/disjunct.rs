@@ -19,9 +19,9 @@ struct Disjunction {
 }
 
 struct Cand {
-    choices: Vec<usize>,
+    choices: smallvec::SmallVec<[usize; 4]>,
     /// Per disjunction so far: whether a default was chosen (merged over equal candidates).
-    defaults: Vec<bool>,
+    defaults: smallvec::SmallVec<[bool; 4]>,
     vertex: VId,
 }
 
@@ -30,7 +30,20 @@ const MAX_CANDIDATES: usize = 20_000;
 
 impl Runtime {
     fn disjunction_of(&mut self, c: &Conjunct) -> Disjunction {
-        let mut alts = Vec::new();
+        let n = match &c.x {
+            CExpr::Expr(id) => match self.prog.expr(*id) {
+                Expr::Disj(alts) => alts.len(),
+                _ => 1,
+            },
+            CExpr::Value(Value::Vertex(w)) => self
+                .v(self.deref(*w))
+                .disj
+                .as_ref()
+                .map_or(1, |d| d.alts.len()),
+            CExpr::Value(Value::Or(vs)) => vs.len(),
+            _ => 1,
+        };
+        let mut alts = Vec::with_capacity(n);
         while let Some(alt) = self.alternative(c, alts.len()) {
             alts.push(alt);
         }
@@ -136,7 +149,7 @@ impl Runtime {
     fn clone_for(
         &mut self,
         v: VId,
-        choices: Vec<(u64, usize)>,
+        choices: impl Iterator<Item = (u64, usize)>,
         defer: Option<Rc<Vec<u64>>>,
     ) -> VId {
         let (parent, label, at, conjs) = {
@@ -220,14 +233,16 @@ impl Runtime {
         let keys: Vec<u64> = st.disjs.iter().map(|c| self.disj_key(c)).collect();
         let disjs: Vec<Disjunction> = st.disjs.iter().map(|c| self.disjunction_of(c)).collect();
         let mut cands = vec![Cand {
-            choices: Vec::new(),
-            defaults: Vec::new(),
+            choices: Default::default(),
+            defaults: Default::default(),
             vertex: v,
         }];
         let mut errors: Vec<Rc<Bottom>> = Vec::new();
         let n = disjs.len();
         for (i, d) in disjs.iter().enumerate() {
             let last = i + 1 == n;
+            // The disjunctions an intermediate clone leaves for later: the same for all of them.
+            let defer = (!last).then(|| Rc::new(keys[i + 1..].to_vec()));
             let mut next: Vec<Cand> = Vec::new();
             for cand in &cands {
                 for j in 0..d.alts.len() {
@@ -239,10 +254,8 @@ impl Runtime {
                     choices.push(j);
                     let mut defaults = cand.defaults.clone();
                     defaults.push(d.alts[j].1);
-                    let ch: Vec<(u64, usize)> =
-                        keys.iter().copied().zip(choices.iter().copied()).collect();
-                    let defer = (!last).then(|| Rc::new(keys[i + 1..].to_vec()));
-                    let c = self.clone_for(v, ch, defer);
+                    let ch = keys.iter().copied().zip(choices.iter().copied());
+                    let c = self.clone_for(v, ch, defer.clone());
                     if let Some(e) = self.failed(c, last) {
                         errors.push(e);
                         continue;
