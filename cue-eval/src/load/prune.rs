@@ -162,14 +162,7 @@ pub(super) fn apply(
             }
             let file = &b.files[f];
             match super::cache::skim(cache, &file.text) {
-                Some(s) => {
-                    let refs: Vec<Ref> = s
-                        .chunks
-                        .iter()
-                        .flat_map(|c| c.refs.iter().copied())
-                        .collect();
-                    p.refs(f, &refs);
-                }
+                Some(s) => p.refs(f, &s.refs),
                 None => {
                     // Not skimmable: every package the file imports is needed whole.
                     for spec in file.ast.imports() {
@@ -312,7 +305,7 @@ impl<'b> Pruner<'b> {
     fn run(&mut self) {
         while let Some((f, i)) = self.work.pop() {
             let skim = self.lazy[&f].skim.clone();
-            self.refs(f, &skim.chunks[i].refs);
+            self.refs(f, skim.refs_of(i));
         }
     }
 
