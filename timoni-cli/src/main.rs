@@ -43,51 +43,123 @@ struct Cli {
     global: flags::GlobalFlags,
 }
 
-#[derive(Subcommand, Debug)]
-enum Command {
+/// Declares [`Command`] and, in module `one`, each of its subcommands as a `Subcommand` of its
+/// own (same attributes and doc comment, so the same clap tree), with the names that select it
+/// on the command line: its name and aliases, none for a subcommand that is always parsed with
+/// the whole tree.
+macro_rules! commands {
+    ($( $(#[$m:meta])* $variant:ident($args:ty) = [$($name:literal),*], )*) => {
+        #[derive(Subcommand, Debug)]
+        enum Command {
+            $( $(#[$m])* $variant($args), )*
+        }
+
+        /// Each subcommand of [`Command`] alone.
+        #[allow(non_snake_case)]
+        mod one {
+            $(
+                pub(super) mod $variant {
+                    #[allow(unused_imports)]
+                    use super::super::*;
+
+                    /// The one subcommand.
+                    #[derive(clap::Subcommand, Debug)]
+                    pub(crate) enum One {
+                        $(#[$m])* $variant($args),
+                    }
+
+                    /// The names that select it.
+                    pub(crate) const NAMES: &[&str] = &[$($name),*];
+
+                    /// The command line parsed with the root and this subcommand alone.
+                    pub(crate) fn parse() -> Cli {
+                        let c = parse_with::<Root<One>>();
+                        let One::$variant(args) = c.command;
+                        Cli { command: Command::$variant(args), global: c.global }
+                    }
+                }
+            )*
+        }
+
+        /// The parser of the subcommand that `name` selects, if it has one of its own.
+        fn one_parser(name: &str) -> Option<fn() -> Cli> {
+            $(
+                if one::$variant::NAMES.contains(&name) {
+                    return Some(one::$variant::parse);
+                }
+            )*
+            None
+        }
+
+        /// For each subcommand: its names and its tree as the root alone with it builds it.
+        #[cfg(test)]
+        fn one_trees() -> Vec<(&'static [&'static str], clap::Command)> {
+            vec![$( (one::$variant::NAMES, command::<Root<one::$variant::One>>()), )*]
+        }
+    };
+}
+
+commands! {
     /// Install or upgrade a module instance on the cluster.
     #[command(aliases = ["install", "upgrade"])]
-    Apply(apply::Args),
+    Apply(apply::Args) = ["apply", "install", "upgrade"],
     /// Delete a module instance and the objects it applied.
     #[command(alias = "uninstall")]
-    Delete(delete::Args),
+    Delete(delete::Args) = ["delete", "uninstall"],
     /// Show the status of an instance's objects.
-    Status(status::Args),
+    Status(status::Args) = ["status"],
     /// List the instances on the cluster.
     #[command(alias = "ls")]
-    List(list::Args),
+    List(list::Args) = ["list", "ls"],
     /// Inspect what an instance's inventory records.
-    Inspect(inspect::Args),
+    Inspect(inspect::Args) = ["inspect"],
     /// Render an instance's Kubernetes objects to stdout.
     #[command(alias = "template")]
-    Build(build::Args),
+    Build(build::Args) = ["build", "template"],
     /// Build and validate bundles of instances.
-    Bundle(bundle::Args),
+    Bundle(bundle::Args) = ["bundle"],
     /// Show the values of runtimes.
-    Runtime(runtime::Args),
+    Runtime(runtime::Args) = ["runtime"],
     /// Work with modules: vet, show, init, vendor, and push/pull/list in registries.
-    Mod(module::Args),
+    Mod(module::Args) = ["mod"],
     /// Print the version information.
-    Version(version::Args),
+    Version(version::Args) = ["version"],
     /// Generate a shell completion script.
-    Completion {
-        /// The shell.
-        shell: clap_complete::Shell,
-    },
+    Completion(CompletionArgs) = [],
     /// Format CUE files.
-    Fmt(fmt::Args),
+    Fmt(fmt::Args) = ["fmt"],
     /// Evaluate, export, validate and format CUE, as the `cue` tool does.
-    Cue(cue::Args),
+    Cue(cue::Args) = [],
     /// Push, pull, tag and list generic Timoni artifacts.
-    Artifact(artifact::ArtifactArgs),
+    Artifact(artifact::ArtifactArgs) = ["artifact"],
     /// Log in to and out of container registries.
-    Registry(registry::RegistryArgs),
+    Registry(registry::RegistryArgs) = ["registry"],
     /// Timoni Projects: push them, bootstrap clusters onto them, and inspect or nudge their
     /// reconciliation by the Timoni controller.
-    Project(project::Args),
+    Project(project::Args) = ["project"],
     /// Run as a KRM function (kustomize, kpt): build the Instance or Bundle of the
     /// ResourceList's functionConfig, or vet its items (`fn vet`).
-    Fn(krm::Args),
+    Fn(krm::Args) = ["fn"],
+}
+
+/// The arguments of `timoni completion`.
+#[derive(clap::Args, Debug)]
+struct CompletionArgs {
+    /// The shell.
+    shell: clap_complete::Shell,
+}
+
+// The root of `timoni` with one subcommand `S` alone, and the global flags: the same name,
+// attributes and doc comment as `Cli`, so the subcommand's help, usage and errors read the same
+// as with the whole tree.
+/// Timoni: a package manager for Kubernetes, powered by CUE.
+#[derive(Parser, Debug)]
+#[command(name = "timoni", about, long_about = None)]
+struct Root<S: Subcommand> {
+    #[command(subcommand)]
+    command: S,
+    #[command(flatten)]
+    global: flags::GlobalFlags,
 }
 
 /// A message with absolute paths below the working directory written relative to it (`./x`),
@@ -99,23 +171,13 @@ pub(crate) fn relative(msg: &str) -> String {
     }
 }
 
-// The command line of `timoni cue …` alone. `cue` is the command scripts and editors run over
-// and over on small inputs, where building the arguments of every other subcommand (clap builds
-// the whole tree to parse one) is a tenth of the run. Same name, attributes, doc comment and
-// subcommand as `Cli`, so help, usage and errors read the same.
+// The root of `timoni cue …`: `Root` without the global flags, which `timoni cue` does not take.
 /// Timoni: a package manager for Kubernetes, powered by CUE.
 #[derive(Parser, Debug)]
 #[command(name = "timoni", about, long_about = None)]
-struct CueCli {
+struct Bare<S: Subcommand> {
     #[command(subcommand)]
-    command: CueOnly,
-}
-
-/// The `cue` subcommand of [`Command`], alone.
-#[derive(Subcommand, Debug)]
-enum CueOnly {
-    /// Evaluate, export, validate and format CUE, as the `cue` tool does.
-    Cue(cue::Args),
+    command: S,
 }
 
 /// What the command line asks for: `timoni cue …`, parsed alone, or any other command with the
@@ -125,17 +187,40 @@ enum Parsed {
     Full(Box<Cli>),
 }
 
+/// The line `timoni -v` and `timoni --version` print.
+const VERSION_LINE: &str = concat!("timoni version ", env!("CARGO_PKG_VERSION"), "\n");
+
 /// Parses the command line as clap's `Parser::parse` does, exiting with clap's message on an
 /// error (code 1, as cobra's usage errors; 0 for `--help`, `--version` and a command group
 /// given without its subcommand, whose help goes to stdout), without tearing the
 /// command tree down afterwards: dropping it costs a third of building it, on every run, for
 /// memory the process returns when it exits a moment later.
+///
+/// Clap builds the whole tree it is given to parse one command line, and building the tree of
+/// every subcommand is most of what `timoni --version` or a small `timoni cue export` costs. So
+/// when the first argument names a subcommand, only the root (with the global flags) and that
+/// subcommand are built: its help, usage and errors are the same, since they never show the
+/// other subcommands. `timoni -v` and `timoni --version` alone print the version line without
+/// any tree. Everything else (no argument, a flag first, `help`, `completion`, an unknown
+/// subcommand) is parsed with the whole tree.
 fn parse_args() -> Parsed {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "cue") {
-        let CueOnly::Cue(args) = parse_with::<CueCli>().command;
+    let mut args = std::env::args_os().skip(1);
+    let (first, second) = (args.next(), args.next());
+    let Some(first) = first.as_ref().and_then(|a| a.to_str()) else {
+        return Parsed::Full(Box::new(parse_with::<Cli>()));
+    };
+    if second.is_none() && (first == "-v" || first == "--version") {
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), VERSION_LINE.as_bytes());
+        std::process::exit(0)
+    }
+    if first == "cue" {
+        let one::Cue::One::Cue(args) = parse_with::<Bare<one::Cue::One>>().command;
         return Parsed::Cue(args);
     }
-    Parsed::Full(Box::new(parse_with::<Cli>()))
+    match one_parser(first) {
+        Some(parse) => Parsed::Full(Box::new(parse())),
+        None => Parsed::Full(Box::new(parse_with::<Cli>())),
+    }
 }
 
 /// The command tree of `P` with the rules of `flags.rs` applied and Timoni's root `-v/--version`
@@ -211,7 +296,7 @@ fn main() -> ExitCode {
         Command::Runtime(args) => runtime::run(args, s),
         Command::Mod(args) => module::run(args, s),
         Command::Version(args) => version::run(args),
-        Command::Completion { shell } => {
+        Command::Completion(CompletionArgs { shell }) => {
             let mut cmd = command::<Cli>();
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, "timoni", &mut script);
@@ -249,6 +334,80 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
         Err(e) => {
             output::error(format!("{e:#}"));
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The output of parsing `args` with `cmd`, as clap renders its help or error.
+    fn rendered(mut cmd: clap::Command, args: &[&str]) -> String {
+        match cmd.try_get_matches_from_mut(args) {
+            Ok(_) => "parsed".to_string(),
+            Err(e) => e.format(&mut cmd).render().to_string(),
+        }
+    }
+
+    #[test]
+    fn each_subcommand_alone_is_the_subcommand_of_the_whole_tree() {
+        let full = command::<Cli>();
+        let ones = one_trees();
+        let mut selected = Vec::new();
+        for sub in full.get_subcommands() {
+            let names: Vec<&str> = std::iter::once(sub.get_name())
+                .chain(sub.get_all_aliases())
+                .collect();
+            let Some((own, alone)) = ones.iter().find(|(n, _)| n.contains(&sub.get_name())) else {
+                // Parsed with the whole tree.
+                assert!(
+                    ["completion", "cue", "help"].contains(&sub.get_name()),
+                    "{} has no tree of its own",
+                    sub.get_name()
+                );
+                continue;
+            };
+            assert_eq!(*own, names.as_slice(), "the names of {}", sub.get_name());
+            // Display orders count the items added to the root before, so they differ; they
+            // only order the root's own help, which is always rendered from the whole tree.
+            let subs: Vec<_> = alone.get_subcommands().collect();
+            assert_eq!(subs.len(), 1, "{} alone", sub.get_name());
+            assert_eq!(
+                format!("{:?}", subs[0].clone().display_order(0)),
+                format!("{:?}", sub.clone().display_order(0))
+            );
+            let flags = |c: &clap::Command| {
+                c.get_arguments()
+                    .map(|a| format!("{:?}", a.clone().display_order(0)))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(flags(alone), flags(&full), "the root's flags");
+            for name in &names {
+                for tail in [&["--help"][..], &["-h"], &[], &["--no-such-flag"]] {
+                    let args: Vec<&str> = ["timoni", name].iter().chain(tail).copied().collect();
+                    assert_eq!(
+                        rendered(alone.clone(), &args),
+                        rendered(command::<Cli>(), &args),
+                        "{args:?}"
+                    );
+                }
+                selected.push(*name);
+            }
+        }
+        let mut named: Vec<&str> = ones.iter().flat_map(|(n, _)| n.iter().copied()).collect();
+        named.sort_unstable();
+        selected.sort_unstable();
+        assert_eq!(
+            named, selected,
+            "every name selects a subcommand of the whole tree"
+        );
+    }
+
+    #[test]
+    fn the_version_line_is_what_clap_prints() {
+        for flag in ["-v", "--version"] {
+            assert_eq!(rendered(command::<Cli>(), &["timoni", flag]), VERSION_LINE);
         }
     }
 }

@@ -62,25 +62,24 @@ impl Fs {
         }
     }
 
-    /// The entries of a directory (name, path, whether it is a file, symlinks followed),
-    /// sorted by name, overlay files included. A directory that does not exist has no entries
-    /// on disk. The kind comes from the directory listing itself; only symlinks (and entries
-    /// of unknown kind) cost a `stat`.
-    pub(super) fn list(&self, dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, LoadError> {
-        let mut out: BTreeMap<String, (PathBuf, bool)> = BTreeMap::new();
+    /// The entries of a directory (name, whether it is a file, symlinks followed), sorted by
+    /// name, overlay files included; an entry's path is `dir.join(name)`. A directory that does
+    /// not exist has no entries on disk. The kind comes from the directory listing itself; only
+    /// symlinks (and entries of unknown kind) cost a `stat`.
+    pub(super) fn list(&self, dir: &Path) -> Result<Vec<(String, bool)>, LoadError> {
+        let mut out: BTreeMap<String, bool> = BTreeMap::new();
         let err = |e: std::io::Error| LoadError::new(format!("{}: {e}", dir.display()));
         match std::fs::read_dir(dir) {
             Ok(rd) => {
                 for entry in rd {
                     let entry = entry.map_err(err)?;
                     let name = entry.file_name().to_string_lossy().into_owned();
-                    let path = entry.path();
                     let is_file = match entry.file_type() {
                         Ok(t) if t.is_file() => true,
                         Ok(t) if t.is_dir() => false,
-                        _ => path.is_file(),
+                        _ => entry.path().is_file(),
                     };
-                    out.insert(name, (path, is_file));
+                    out.insert(name, is_file);
                 }
             }
             Err(e)
@@ -94,9 +93,9 @@ impl Fs {
             if k.parent() == Some(dir)
                 && let Some(name) = k.file_name()
             {
-                out.insert(name.to_string_lossy().into_owned(), (k.clone(), true));
+                out.insert(name.to_string_lossy().into_owned(), true);
             }
         }
-        Ok(out.into_iter().map(|(n, (p, f))| (n, p, f)).collect())
+        Ok(out.into_iter().collect())
     }
 }

@@ -373,6 +373,10 @@ struct Loader<'a> {
     parsed: HashMap<PathBuf, usize>,
     /// Files of imported packages parsed lazily (only what is reachable; see `prune.rs`).
     lazy: HashMap<usize, prune::Lazy>,
+    /// What [`Loader::dir_files`] found in each directory already read. The parent directories
+    /// of a vendored package are read again for every package below them, and a file is parsed
+    /// once per load whichever directory asks for it, so the answer does not change.
+    dirs: HashMap<PathBuf, Vec<(usize, Option<String>)>>,
 }
 
 /// Whether an import path names a standard-library package (no dot in its first element).
@@ -435,6 +439,7 @@ impl<'a> Loader<'a> {
             limits: cfg.limits.unwrap_or_default(),
             parsed: HashMap::default(),
             lazy: HashMap::default(),
+            dirs: HashMap::default(),
         };
         l.module = l.find_module(&cwd)?;
         if let Some(m) = &l.module {
@@ -697,7 +702,7 @@ impl<'a> Loader<'a> {
     /// The `.cue` files of directory `dir` that may belong to a package, sorted by name.
     fn candidate_files(&mut self, dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
         let mut out = Vec::new();
-        for (name, path, is_file) in self.fs.list(dir)? {
+        for (name, is_file) in self.fs.list(dir)? {
             if !name.ends_with(".cue")
                 || name.starts_with(['.', '_'])
                 || name.ends_with("_test.cue")
@@ -706,7 +711,7 @@ impl<'a> Loader<'a> {
                 continue;
             }
             if is_file {
-                out.push(path);
+                out.push(dir.join(name));
             }
         }
         Ok(out)
@@ -718,6 +723,9 @@ impl<'a> Loader<'a> {
         dir: &Path,
         in_main_module: bool,
     ) -> Result<Vec<(usize, Option<String>)>, LoadError> {
+        if let Some(found) = self.dirs.get(dir) {
+            return Ok(found.clone());
+        }
         let mut out = Vec::new();
         for p in self.candidate_files(dir)? {
             let idx = self.parse_file(&p, in_main_module)?;
@@ -726,6 +734,7 @@ impl<'a> Loader<'a> {
                 out.push((idx, f.ast.package_name().map(str::to_string)));
             }
         }
+        self.dirs.insert(dir.to_path_buf(), out.clone());
         Ok(out)
     }
 

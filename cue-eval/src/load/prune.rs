@@ -64,16 +64,24 @@ fn import_name(path: &str) -> &str {
 /// Label → the chunks (file, index) declaring it, in one package.
 type ChunksByLabel<'b> = HashMap<&'b str, Vec<(usize, usize)>>;
 
+/// A package (import path) by its position among the build's imports: the search asks about
+/// a package for every identifier it reads, and an index is cheaper to look up than the path.
+type Pkg = usize;
+
 struct Pruner<'b> {
     build: &'b Build,
     lazy: &'b mut HashMap<usize, Lazy>,
-    /// Lazy file → the import paths (packages) it belongs to.
-    pkgs_of: HashMap<usize, Vec<&'b str>>,
-    /// Package → label → chunks (file, index) with that label.
-    labels: HashMap<&'b str, ChunksByLabel<'b>>,
-    /// Package → labels already needed; a package in `all` is kept whole.
-    needed: HashMap<&'b str, HashSet<&'b str>>,
-    all: HashSet<&'b str>,
+    /// Import path → package.
+    pkg_ids: HashMap<&'b str, Pkg>,
+    /// By package: its files.
+    pkg_files: Vec<&'b [usize]>,
+    /// Lazy file → the packages it belongs to.
+    pkgs_of: HashMap<usize, Vec<Pkg>>,
+    /// By package: label → chunks (file, index) with that label.
+    labels: Vec<ChunksByLabel<'b>>,
+    /// By package: labels already needed; a package in `all` is kept whole.
+    needed: Vec<HashSet<&'b str>>,
+    all: Vec<bool>,
     work: Vec<(usize, usize)>,
     /// By file: its imports, as [`Pruner::imports_of`] gives them.
     imports: HashMap<usize, std::rc::Rc<[(&'b str, &'b str)]>>,
@@ -145,13 +153,21 @@ pub(super) fn apply(
     }
     {
         let b: &Build = build;
+        let n = b.imports.len();
         let mut p = Pruner {
             build: b,
             lazy,
+            pkg_ids: b
+                .imports
+                .keys()
+                .enumerate()
+                .map(|(i, k)| (k.as_str(), i))
+                .collect(),
+            pkg_files: b.imports.values().map(Vec::as_slice).collect(),
             pkgs_of: HashMap::default(),
-            labels: HashMap::default(),
-            needed: HashMap::default(),
-            all: HashSet::default(),
+            labels: (0..n).map(|_| HashMap::default()).collect(),
+            needed: (0..n).map(|_| HashSet::default()).collect(),
+            all: vec![false; n],
             work: Vec::new(),
             imports: HashMap::default(),
             demand: Some(Vec::new()),
@@ -162,14 +178,7 @@ pub(super) fn apply(
             }
             let file = &b.files[f];
             match super::cache::skim(cache, &file.text) {
-                Some(s) => {
-                    let refs: Vec<Ref> = s
-                        .chunks
-                        .iter()
-                        .flat_map(|c| c.refs.iter().copied())
-                        .collect();
-                    p.refs(f, &refs);
-                }
+                Some(s) => p.refs(f, &s.refs),
                 None => {
                     // Not skimmable: every package the file imports is needed whole.
                     for spec in file.ast.imports() {
@@ -213,6 +222,7 @@ pub(super) fn apply(
             out.searched = true;
             p.index();
             for &(pkg, label) in &demand {
+                let pkg = p.pkg_ids[pkg];
                 match label {
                     Some(l) => p.need(pkg, l),
                     None => p.need_all(pkg),
@@ -279,18 +289,16 @@ pub(super) fn parse_kept(
 impl<'b> Pruner<'b> {
     fn index(&mut self) {
         let b = self.build;
-        for (path, files) in &b.imports {
+        for (pkg, files) in b.imports.values().enumerate() {
             for &f in files {
                 let Some(lz) = self.lazy.get(&f) else {
                     continue;
                 };
-                self.pkgs_of.entry(f).or_default().push(path.as_str());
+                self.pkgs_of.entry(f).or_default().push(pkg);
                 let text = &b.files[f].text;
                 for (i, c) in lz.skim.chunks.iter().enumerate() {
                     if let Some((s, e)) = c.label {
-                        self.labels
-                            .entry(path.as_str())
-                            .or_default()
+                        self.labels[pkg]
                             .entry(&text[s as usize..e as usize])
                             .or_default()
                             .push((f, i));
@@ -312,7 +320,7 @@ impl<'b> Pruner<'b> {
     fn run(&mut self) {
         while let Some((f, i)) = self.work.pop() {
             let skim = self.lazy[&f].skim.clone();
-            self.refs(f, &skim.chunks[i].refs);
+            self.refs(f, skim.refs_of(i));
         }
     }
 
@@ -347,7 +355,7 @@ impl<'b> Pruner<'b> {
     fn refs(&mut self, f: usize, refs: &[Ref]) {
         let text: &'b str = &self.build.files[f].text;
         let imports = self.imports_of(f);
-        let own: Vec<&'b str> = self.pkgs_of.get(&f).cloned().unwrap_or_default();
+        let own: Vec<Pkg> = self.pkgs_of.get(&f).cloned().unwrap_or_default();
         for r in refs {
             let name: &'b str = &text[r.name.0 as usize..r.name.1 as usize];
             for &(alias, path) in imports.iter() {
@@ -373,22 +381,23 @@ impl<'b> Pruner<'b> {
             d.push((pkg, label));
             return;
         }
+        let pkg = self.pkg_ids[pkg];
         match label {
             Some(l) => self.need(pkg, l),
             None => self.need_all(pkg),
         }
     }
 
-    fn need(&mut self, pkg: &'b str, label: &'b str) {
-        if self.all.contains(pkg) {
+    fn need(&mut self, pkg: Pkg, label: &'b str) {
+        if self.all[pkg] {
             return;
         }
         // Most identifiers are not top-level labels of the package (field names, builtins):
         // they are dismissed before the set of needed labels grows by one.
-        let Some(chunks) = self.labels.get(pkg).and_then(|m| m.get(label)) else {
+        let Some(chunks) = self.labels[pkg].get(label) else {
             return;
         };
-        if !self.needed.entry(pkg).or_default().insert(label) {
+        if !self.needed[pkg].insert(label) {
             return;
         }
         for (f, i) in chunks.clone() {
@@ -396,12 +405,12 @@ impl<'b> Pruner<'b> {
         }
     }
 
-    fn need_all(&mut self, pkg: &'b str) {
-        if !self.all.insert(pkg) {
+    fn need_all(&mut self, pkg: Pkg) {
+        if std::mem::replace(&mut self.all[pkg], true) {
             return;
         }
-        let files = self.build.imports.get(pkg).cloned().unwrap_or_default();
-        for f in files {
+        let files: &'b [usize] = self.pkg_files[pkg];
+        for &f in files {
             let n = self.lazy.get(&f).map_or(0, |l| l.kept.len());
             for i in 0..n {
                 self.keep(f, i);

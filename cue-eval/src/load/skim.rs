@@ -29,8 +29,8 @@ pub struct Chunk {
     /// or dynamic labels, patterns), which is always kept.
     pub label: Option<Range>,
     /// Identifiers written in the declaration, each with the identifier selected right after it
-    /// (`name.sel`), if any.
-    pub refs: Vec<Ref>,
+    /// (`name.sel`), if any: this range of [`Skim::refs`].
+    pub refs: (u32, u32),
 }
 
 /// An identifier and what is selected from it.
@@ -48,6 +48,17 @@ pub struct Ref {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Skim {
     pub chunks: Vec<Chunk>,
+    /// The identifiers of all declarations, in the order they are written (one vector for the
+    /// file rather than one per declaration).
+    pub refs: Vec<Ref>,
+}
+
+impl Skim {
+    /// The identifiers written in declaration `i`.
+    pub fn refs_of(&self, i: usize) -> &[Ref] {
+        let (from, to) = self.chunks[i].refs;
+        &self.refs[from as usize..to as usize]
+    }
 }
 
 /// Skims `src`; `None` when it is not well-formed enough to be split safely.
@@ -150,7 +161,10 @@ impl Scanner<'_> {
             return None;
         }
         self.close(&mut chunks, &mut start, last_end);
-        Some(Skim { chunks })
+        Some(Skim {
+            chunks,
+            refs: std::mem::take(&mut self.refs),
+        })
     }
 
     /// Ends the declaration that began at `start` (if any) at `end`, with the references
@@ -159,17 +173,17 @@ impl Scanner<'_> {
         let Some(st) = start.take() else {
             return;
         };
-        // Copied out at its exact size; the scratch vector keeps its capacity for the next one.
-        let mut refs: Vec<Ref> = self.refs.drain(..).collect();
+        // The references recorded since the last declaration ended are this one's.
+        let from = chunks.last().map_or(0, |c: &Chunk| c.refs.1);
         if is_clause(&self.b[st..end]) {
             // The names in a package clause or an import bind; they do not refer.
-            refs.clear();
+            self.refs.truncate(from as usize);
         }
         chunks.push(Chunk {
             start: st as u32,
             end: end as u32,
             label: field_label(self.b, st),
-            refs,
+            refs: (from, self.refs.len() as u32),
         });
     }
 
@@ -466,8 +480,7 @@ mod tests {
         );
         let s = skim(src).unwrap();
         let names = |i: usize| {
-            s.chunks[i]
-                .refs
+            s.refs_of(i)
                 .iter()
                 .map(|r| &src[r.name.0 as usize..r.name.1 as usize])
                 .collect::<Vec<_>>()
@@ -485,8 +498,8 @@ mod tests {
     fn selectors_are_recorded() {
         let src = "a: v1.#Pod & v1 & v1[\"x\"]\n";
         let s = skim(src).unwrap();
-        let r: Vec<(&str, Option<&str>, bool)> = s.chunks[0]
-            .refs
+        let r: Vec<(&str, Option<&str>, bool)> = s
+            .refs_of(0)
             .iter()
             .map(|r| {
                 (
