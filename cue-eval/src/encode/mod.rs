@@ -17,6 +17,7 @@
 //! the `.` CUE adds to some floats).
 
 mod json;
+pub(crate) mod sink;
 mod yaml;
 
 pub(crate) use yaml::yaml_style_float;

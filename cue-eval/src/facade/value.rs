@@ -6,6 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::encode::Data;
+use crate::encode::sink::{DataBuilder, NullSink, Sink};
 use crate::eval::VId;
 use crate::eval::api::{EvalError, Instance};
 use crate::eval::ir::ArcType;
@@ -622,7 +623,7 @@ impl Value {
             let mut errs = print::eval_errors_at(&mut sh.inst, &path, o);
             if errs.is_empty()
                 && opts.concrete
-                && let Err(e) = print::export_path(&mut sh.inst, &path)
+                && let Err(e) = print::export_path_to(&mut sh.inst, &path, &mut NullSink)
             {
                 errs = e;
             }
@@ -635,7 +636,7 @@ impl Value {
         let mut errs = sh.inst.compile_errors();
         if errs.is_empty() {
             if opts.concrete
-                && let Err(e) = print::export_vertex_data(&mut sh.inst, self.v)
+                && let Err(e) = print::export_vertex_to(&mut sh.inst, self.v, &mut NullSink)
             {
                 errs = e;
             }
@@ -712,27 +713,35 @@ impl Value {
     /// whose package is finished first, as `cue` does, so that a struct with a permanent error
     /// in one of its fields is an error for the selection too).
     pub fn export(&self) -> Result<Data> {
+        let mut b = DataBuilder::default();
+        self.export_to(&mut b)?;
+        Ok(b.finish().expect("an export that succeeds reports a value"))
+    }
+
+    /// What [`Value::export`] does, with the data reported to `sink` instead of built; after an
+    /// error, what the sink received is to be discarded.
+    fn export_to<S: Sink>(&self, sink: &mut S) -> Result<()> {
         let mut sh = self.sh.borrow_mut();
         let errs = sh.inst.compile_errors();
         if !errs.is_empty() {
             return Err(sh.error(errs));
         }
         let r = if self.v == sh.inst.root {
-            sh.inst.export()
+            sh.inst.export_to(sink)
         } else if let (Some(root), Some(path)) = (self.root, &self.path)
             && root == sh.inst.root
         {
             // A field of a loaded package: selected again once the package is finished, as
             // `cue export -e path` does.
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
-            print::export_path(&mut sh.inst, &path)
+            print::export_path_to(&mut sh.inst, &path, sink)
         } else {
             if let Some(root) = self.root
                 && root != self.v
             {
                 sh.inst.rt.finalize(root, false);
             }
-            print::export_vertex_data(&mut sh.inst, self.v)
+            print::export_vertex_to(&mut sh.inst, self.v, sink)
         };
         r.map_err(|e| sh.error(e))
     }
