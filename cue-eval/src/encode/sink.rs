@@ -1,7 +1,7 @@
 //! Receivers of exported data: the exporter walks an evaluated value once and reports each
 //! scalar, list and struct to a [`Sink`] in output order. [`DataBuilder`] builds a [`Data`]
-//! tree from those events, and [`NullSink`] keeps nothing (to learn only whether a value
-//! exports).
+//! tree from those events, [`NullSink`] keeps nothing (to learn only whether a value exports),
+//! and the JSON writer in `json.rs` prints them as `cue export` does without any tree.
 
 use super::{Data, Field};
 

@@ -1,7 +1,7 @@
 //! Export: turning an evaluated vertex into concrete data the way `cue export` does, reported
-//! to a sink (one that builds a [`crate::encode::Data`] tree, or one that keeps nothing),
-//! gathering every error on the way (conflicts, incomplete values, required fields that are
-//! missing), with CUE's field order.
+//! to a sink (one that builds a [`crate::encode::Data`] tree, or one that writes JSON as it
+//! goes), gathering every error on the way (conflicts, incomplete values, required fields that
+//! are missing), with CUE's field order.
 
 use std::rc::Rc;
 

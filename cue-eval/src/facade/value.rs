@@ -6,6 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::encode::Data;
+use crate::encode::json::JsonWriter;
 use crate::encode::sink::{DataBuilder, NullSink, Sink};
 use crate::eval::VId;
 use crate::eval::api::{EvalError, Instance};
@@ -764,7 +765,36 @@ impl Value {
     /// `cue export --out json`: the value as JSON, as the `cue` command writes it (four-space
     /// indent, fields in CUE's order, trailing newline).
     pub fn to_json(&self) -> Result<String> {
-        Ok(crate::encode::to_json_indent(&self.export()?, false))
+        let mut text = Vec::new();
+        let mut w = JsonWriter::new(&mut text, false);
+        self.export_to(&mut w)?;
+        w.finish().expect("writing to memory does not fail");
+        Ok(String::from_utf8(text).expect("the JSON text is UTF-8"))
+    }
+
+    /// Writes what [`Value::to_json`] returns to `w`, without building the value's data or its
+    /// whole text: the value is exported twice, once to find whether it exports (the outer
+    /// error, with nothing written) and once to write its JSON a piece at a time (the inner
+    /// error, from `w`).
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str("a: [1, \"x\"]\nb: {}").unwrap();
+    /// let mut out = Vec::new();
+    /// v.write_json(&mut out).unwrap().unwrap();
+    /// assert_eq!(out, v.to_json().unwrap().as_bytes());
+    /// assert_eq!(String::from_utf8(out).unwrap(), "{\n    \"a\": [\n        1,\n        \"x\"\n    ],\n    \"b\": {}\n}\n");
+    ///
+    /// let bad = ctx.compile_str("a: int").unwrap();
+    /// let mut out = Vec::new();
+    /// assert!(bad.write_json(&mut out).is_err());
+    /// assert!(out.is_empty());
+    /// ```
+    pub fn write_json<W: std::io::Write>(&self, w: W) -> Result<std::io::Result<()>> {
+        self.export_to(&mut NullSink)?;
+        let mut w = JsonWriter::new(w, false);
+        self.export_to(&mut w)?;
+        Ok(w.finish())
     }
 
     /// `cue export --out yaml`: the value as YAML, as the `cue` command writes it.
