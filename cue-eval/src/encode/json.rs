@@ -106,11 +106,19 @@ impl<W: std::io::Write> JsonWriter<W> {
     }
 
     /// After a value: the text so far is written once it is a piece long.
+    /// Once writing has failed, the rest is not formatted (nor kept).
     fn after_value(&mut self) {
-        if self.out.len() >= Self::PIECE && !self.open.is_empty() && self.failed.is_none() {
-            self.failed = self.w.write_all(self.out.as_bytes()).err();
+        if self.out.len() >= Self::PIECE && !self.open.is_empty() {
+            if self.failed.is_none() {
+                self.failed = self.w.write_all(self.out.as_bytes()).err();
+            }
             self.out.clear();
         }
+    }
+
+    /// Whether writing has failed, after which events are ignored.
+    fn stopped(&self) -> bool {
+        self.failed.is_some()
     }
 
     fn end(&mut self, close: char) {
@@ -126,26 +134,41 @@ impl<W: std::io::Write> JsonWriter<W> {
 
 impl<W: std::io::Write> Sink for JsonWriter<W> {
     fn null(&mut self) {
+        if self.stopped() {
+            return;
+        }
         self.before_value();
         self.out.push_str("null");
         self.after_value();
     }
     fn bool(&mut self, b: bool) {
+        if self.stopped() {
+            return;
+        }
         self.before_value();
         self.out.push_str(if b { "true" } else { "false" });
         self.after_value();
     }
     fn number(&mut self, text: &str, _: bool) {
+        if self.stopped() {
+            return;
+        }
         self.before_value();
         self.out.push_str(text);
         self.after_value();
     }
     fn string(&mut self, s: &str) {
+        if self.stopped() {
+            return;
+        }
         self.before_value();
         write_string(&mut self.out, s, self.escape_html);
         self.after_value();
     }
     fn bytes(&mut self, b: &[u8]) {
+        if self.stopped() {
+            return;
+        }
         self.before_value();
         self.out.push('"');
         push_base64(&mut self.out, b);
@@ -153,19 +176,31 @@ impl<W: std::io::Write> Sink for JsonWriter<W> {
         self.after_value();
     }
     fn begin_list(&mut self, _: usize) {
+        if self.stopped() {
+            return;
+        }
         self.before_value();
         self.out.push('[');
         self.open.push((true, false));
     }
     fn end_list(&mut self) {
+        if self.stopped() {
+            return;
+        }
         self.end(']');
     }
     fn begin_struct(&mut self, _: usize) {
+        if self.stopped() {
+            return;
+        }
         self.before_value();
         self.out.push('{');
         self.open.push((false, false));
     }
     fn field(&mut self, name: &str) {
+        if self.stopped() {
+            return;
+        }
         if let Some((false, any)) = self.open.last_mut() {
             if *any {
                 self.out.push(',');
@@ -177,7 +212,43 @@ impl<W: std::io::Write> Sink for JsonWriter<W> {
         }
     }
     fn end_struct(&mut self) {
+        if self.stopped() {
+            return;
+        }
         self.end('}');
+    }
+}
+
+/// A byte buffer that refuses a write that would take it past `cap` bytes (its error is of
+/// kind `OutOfMemory`): [`JsonWriter`] then stops formatting, so a text that turns out to be
+/// long costs no more memory than `cap`.
+pub(crate) struct CappedBuffer {
+    /// The text written so far.
+    pub(crate) bytes: Vec<u8>,
+    cap: usize,
+}
+
+impl CappedBuffer {
+    /// An empty buffer that holds up to `cap` bytes.
+    pub(crate) fn new(cap: usize) -> Self {
+        CappedBuffer {
+            bytes: Vec::new(),
+            cap,
+        }
+    }
+}
+
+impl std::io::Write for CappedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > self.cap {
+            return Err(std::io::ErrorKind::OutOfMemory.into());
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -61,6 +61,19 @@ fn streamed_json_is_the_text_of_the_data() {
         "[1, [2, [3]]]",
         "a: b: c: d: e: {f: \"deep\"}\nz: {o?: 1, p: 2}\n",
     ];
+    let bad = [
+        "a: int\nb: [1, string, {c!: int}]\n",
+        "a: 1 & 2\nb: {c: int, d: 3}\n",
+        "#D: {a: int}\nx: #D & {b: 1}\ny: [1, 2]\n",
+        "a: {b: int | string}\nc: 1\n",
+    ];
+    // Over the text kept in memory (1 MiB): written by a second export.
+    let long: String = (0..12_000)
+        .map(|i| format!("f{i}: {{n: {i}, s: \"{}\"}}\n", "x".repeat(80)))
+        .collect();
+    let long_bad = format!("{long}z: int\n");
+    let ok = ok.iter().copied().chain([long.as_str()]);
+    let bad = bad.iter().copied().chain([long_bad.as_str()]);
     for src in ok {
         let v = Context::new().compile_str(src).unwrap();
         let want = to_json_indent(&v.export().unwrap(), false);
@@ -69,12 +82,6 @@ fn streamed_json_is_the_text_of_the_data() {
         assert_eq!(String::from_utf8(out).unwrap(), want, "{src}");
         assert_eq!(v.to_json().unwrap(), want, "{src}");
     }
-    let bad = [
-        "a: int\nb: [1, string, {c!: int}]\n",
-        "a: 1 & 2\nb: {c: int, d: 3}\n",
-        "#D: {a: int}\nx: #D & {b: 1}\ny: [1, 2]\n",
-        "a: {b: int | string}\nc: 1\n",
-    ];
     for src in bad {
         let v = Context::new().compile_str(src).unwrap();
         let want = v.export().unwrap_err().to_string();

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::encode::Data;
-use crate::encode::json::JsonWriter;
+use crate::encode::json::{CappedBuffer, JsonWriter};
 use crate::encode::sink::{DataBuilder, NullSink, Sink};
 use crate::eval::VId;
 use crate::eval::api::{EvalError, Instance};
@@ -772,10 +772,11 @@ impl Value {
         Ok(String::from_utf8(text).expect("the JSON text is UTF-8"))
     }
 
-    /// Writes what [`Value::to_json`] returns to `w`, without building the value's data or its
-    /// whole text: the value is exported twice, once to find whether it exports (the outer
-    /// error, with nothing written) and once to write its JSON a piece at a time (the inner
-    /// error, from `w`).
+    /// Writes what [`Value::to_json`] returns to `w`, without building the value's data, and
+    /// only when it exports: the outer error is the export's (then nothing is written), the
+    /// inner one `w`'s. A text of up to 1 MiB is made in memory while the value is exported and
+    /// then written; a longer one is not kept: once the export is known to succeed, the value
+    /// is exported again straight to `w`, a piece of 64 KiB at a time.
     ///
     /// ```
     /// let ctx = cue_eval::Context::new();
@@ -790,11 +791,18 @@ impl Value {
     /// assert!(bad.write_json(&mut out).is_err());
     /// assert!(out.is_empty());
     /// ```
-    pub fn write_json<W: std::io::Write>(&self, w: W) -> Result<std::io::Result<()>> {
-        self.export_to(&mut NullSink)?;
-        let mut w = JsonWriter::new(w, false);
-        self.export_to(&mut w)?;
-        Ok(w.finish())
+    pub fn write_json<W: std::io::Write>(&self, mut w: W) -> Result<std::io::Result<()>> {
+        const IN_MEMORY: usize = 1 << 20;
+        let mut text = CappedBuffer::new(IN_MEMORY);
+        let mut j = JsonWriter::new(&mut text, false);
+        self.export_to(&mut j)?;
+        if j.finish().is_ok() {
+            return Ok(w.write_all(&text.bytes));
+        }
+        drop(text);
+        let mut j = JsonWriter::new(w, false);
+        self.export_to(&mut j)?;
+        Ok(j.finish())
     }
 
     /// `cue export --out yaml`: the value as YAML, as the `cue` command writes it.

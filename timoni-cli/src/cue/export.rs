@@ -37,8 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     match args.out {
         Format::Json if selections.len() == 1 => {
-            // Checked, then written a piece at a time: neither the data nor the whole text is
-            // ever held.
+            // No data tree, and no more than 1 MiB of the text held (`Value::write_json`).
             let v = match root.lookup(&selections[0]) {
                 Ok(v) => v,
                 Err(e) => return Ok(fail_with(&e)),
