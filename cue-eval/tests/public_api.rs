@@ -74,6 +74,7 @@ fn the_facade_keeps_its_signatures() {
     let _: fn(&Value) -> Result<cue_eval::encode::Data> = Value::export;
     let _: fn(&Value) -> Result<T> = Value::decode::<T>;
     let _: fn(&Value) -> Result<String> = Value::to_json;
+    let _: fn(&Value, Vec<u8>) -> Result<std::io::Result<()>> = Value::write_json::<Vec<u8>>;
     let _: fn(&Value) -> Result<String> = Value::to_yaml;
     let _: fn(&Value, FieldOptions) -> Result<String> = Value::to_cue_text;
     let _: fn(&Value, &[Selector]) -> Result<Value> = Value::lookup_selectors;

@@ -5,6 +5,7 @@
 //! `json.Indent` layout: one element per line, `": "` after keys, `{}` and `[]` kept compact)
 //! and `SetEscapeHTML(--escape)`, and ends the value with a newline.
 
+use super::sink::Sink;
 use super::{Data, push_base64};
 
 const INDENT: &str = "    ";
@@ -14,7 +15,7 @@ const INDENT: &str = "    ";
 /// (`cue export --escape`).
 pub fn to_json_indent(d: &Data, escape_html: bool) -> String {
     let mut out = String::new();
-    write_indented(&mut out, d, 0, escape_html, &mut |_| {});
+    write_indented(&mut out, d, 0, escape_html);
     out.push('\n');
     out
 }
@@ -26,20 +27,229 @@ pub fn write_json_indent<W: std::io::Write>(
     d: &Data,
     escape_html: bool,
 ) -> std::io::Result<()> {
-    const PIECE: usize = 1 << 16;
-    let mut out = String::with_capacity(PIECE + 1024);
-    let mut failed = None;
-    write_indented(&mut out, d, 0, escape_html, &mut |out: &mut String| {
-        if out.len() >= PIECE && failed.is_none() {
-            failed = w.write_all(out.as_bytes()).err();
-            out.clear();
+    let mut j = JsonWriter::new(w, escape_html);
+    report(d, &mut j);
+    j.finish()
+}
+
+/// Reports `d` to `sink`, as the exporter reports the value it was made from.
+fn report<S: Sink>(d: &Data, sink: &mut S) {
+    match d {
+        Data::Null => sink.null(),
+        Data::Bool(b) => sink.bool(*b),
+        Data::Number { text, float } => sink.number(text, *float),
+        Data::String(s) => sink.string(s),
+        Data::Bytes(b) => sink.bytes(b),
+        Data::List(items) => {
+            sink.begin_list(items.len());
+            for item in items {
+                report(item, sink);
+            }
+            sink.end_list();
         }
-    });
-    if let Some(e) = failed {
-        return Err(e);
+        Data::Struct(fields) => {
+            sink.begin_struct(fields.len());
+            for f in fields {
+                sink.field(&f.name);
+                report(&f.value, sink);
+            }
+            sink.end_struct();
+        }
     }
-    out.push('\n');
-    w.write_all(out.as_bytes())
+}
+
+/// A [`Sink`] that writes the reported value as [`to_json_indent`] spells it to an
+/// `io::Write`, a piece of about 64 KiB at a time (between elements), with the newline at the
+/// end written by [`JsonWriter::finish`].
+pub(crate) struct JsonWriter<W: std::io::Write> {
+    w: W,
+    out: String,
+    escape_html: bool,
+    /// The open lists and structs: whether each is a list, and whether it has an element yet.
+    open: Vec<(bool, bool)>,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> JsonWriter<W> {
+    const PIECE: usize = 1 << 16;
+
+    /// A writer to `w`; `escape_html` as for [`to_json_indent`].
+    pub(crate) fn new(w: W, escape_html: bool) -> Self {
+        JsonWriter {
+            w,
+            out: String::with_capacity(Self::PIECE + 1024),
+            escape_html,
+            open: Vec::new(),
+            failed: None,
+        }
+    }
+
+    /// Ends the document with its newline and writes what is left, or returns the first
+    /// error of writing.
+    pub(crate) fn finish(mut self) -> std::io::Result<()> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        self.out.push('\n');
+        self.w.write_all(self.out.as_bytes())
+    }
+
+    /// Before a value: in a list, the separator and indentation of a new element.
+    fn before_value(&mut self) {
+        if let Some((true, any)) = self.open.last_mut() {
+            if *any {
+                self.out.push(',');
+            }
+            *any = true;
+            newline(&mut self.out, self.open.len());
+        }
+    }
+
+    /// After a value: the text so far is written once it is a piece long.
+    /// Once writing has failed, the rest is not formatted (nor kept).
+    fn after_value(&mut self) {
+        if self.out.len() >= Self::PIECE && !self.open.is_empty() {
+            if self.failed.is_none() {
+                self.failed = self.w.write_all(self.out.as_bytes()).err();
+            }
+            self.out.clear();
+        }
+    }
+
+    /// Whether writing has failed, after which events are ignored.
+    fn stopped(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    fn end(&mut self, close: char) {
+        if let Some((_, any)) = self.open.pop() {
+            if any {
+                newline(&mut self.out, self.open.len());
+            }
+            self.out.push(close);
+        }
+        self.after_value();
+    }
+}
+
+impl<W: std::io::Write> Sink for JsonWriter<W> {
+    fn null(&mut self) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        self.out.push_str("null");
+        self.after_value();
+    }
+    fn bool(&mut self, b: bool) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        self.out.push_str(if b { "true" } else { "false" });
+        self.after_value();
+    }
+    fn number(&mut self, text: &str, _: bool) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        self.out.push_str(text);
+        self.after_value();
+    }
+    fn string(&mut self, s: &str) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        write_string(&mut self.out, s, self.escape_html);
+        self.after_value();
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        self.out.push('"');
+        push_base64(&mut self.out, b);
+        self.out.push('"');
+        self.after_value();
+    }
+    fn begin_list(&mut self, _: usize) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        self.out.push('[');
+        self.open.push((true, false));
+    }
+    fn end_list(&mut self) {
+        if self.stopped() {
+            return;
+        }
+        self.end(']');
+    }
+    fn begin_struct(&mut self, _: usize) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        self.out.push('{');
+        self.open.push((false, false));
+    }
+    fn field(&mut self, name: &str) {
+        if self.stopped() {
+            return;
+        }
+        if let Some((false, any)) = self.open.last_mut() {
+            if *any {
+                self.out.push(',');
+            }
+            *any = true;
+            newline(&mut self.out, self.open.len());
+            write_string(&mut self.out, name, self.escape_html);
+            self.out.push_str(": ");
+        }
+    }
+    fn end_struct(&mut self) {
+        if self.stopped() {
+            return;
+        }
+        self.end('}');
+    }
+}
+
+/// A byte buffer that refuses a write that would take it past `cap` bytes (its error is of
+/// kind `OutOfMemory`): [`JsonWriter`] then stops formatting, so a text that turns out to be
+/// long costs no more memory than `cap`.
+pub(crate) struct CappedBuffer {
+    /// The text written so far.
+    pub(crate) bytes: Vec<u8>,
+    cap: usize,
+}
+
+impl CappedBuffer {
+    /// An empty buffer that holds up to `cap` bytes.
+    pub(crate) fn new(cap: usize) -> Self {
+        CappedBuffer {
+            bytes: Vec::new(),
+            cap,
+        }
+    }
+}
+
+impl std::io::Write for CappedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > self.cap {
+            return Err(std::io::ErrorKind::OutOfMemory.into());
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What the builtin `json.Marshal` returns for `d`: compact JSON on one line, no trailing
@@ -89,14 +299,7 @@ fn write_compact(out: &mut String, d: &Data) {
     }
 }
 
-/// `flush` is offered the text written so far after each element (see [`write_json_indent`]).
-fn write_indented(
-    out: &mut String,
-    d: &Data,
-    depth: usize,
-    escape_html: bool,
-    flush: &mut dyn FnMut(&mut String),
-) {
+fn write_indented(out: &mut String, d: &Data, depth: usize, escape_html: bool) {
     match d {
         Data::List(items) if !items.is_empty() => {
             out.push('[');
@@ -105,8 +308,7 @@ fn write_indented(
                     out.push(',');
                 }
                 newline(out, depth + 1);
-                write_indented(out, item, depth + 1, escape_html, flush);
-                flush(out);
+                write_indented(out, item, depth + 1, escape_html);
             }
             newline(out, depth);
             out.push(']');
@@ -120,8 +322,7 @@ fn write_indented(
                 newline(out, depth + 1);
                 write_string(out, &f.name, escape_html);
                 out.push_str(": ");
-                write_indented(out, &f.value, depth + 1, escape_html, flush);
-                flush(out);
+                write_indented(out, &f.value, depth + 1, escape_html);
             }
             newline(out, depth);
             out.push('}');

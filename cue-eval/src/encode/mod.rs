@@ -12,11 +12,15 @@
 //!   `yaml.Marshal` and `yaml.MarshalStream` (CUE's `internal/encoding/yaml` on top of the
 //!   `yaml.v3` emitter with indent 2 and unlimited width).
 //!
+//! [`crate::Value::write_json`] and [`crate::Value::to_json`] build no tree: the exporter
+//! reports the value as it walks it to the writer behind [`write_json_indent`].
+//!
 //! Every function writes into one `String` and allocates nothing per node beyond that buffer,
 //! except where a YAML scalar needs a spelling that differs from the data (base64 of bytes,
 //! the `.` CUE adds to some floats).
 
-mod json;
+pub(crate) mod json;
+pub(crate) mod sink;
 mod yaml;
 
 pub(crate) use yaml::yaml_style_float;

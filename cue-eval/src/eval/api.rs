@@ -344,12 +344,23 @@ impl Instance {
 
     /// Evaluates everything and exports the root as concrete data (`cue export`).
     pub fn export(&mut self) -> Result<Data, Vec<EvalError>> {
+        let mut b = crate::encode::sink::DataBuilder::default();
+        self.export_to(&mut b)?;
+        Ok(b.finish().expect("an export that succeeds reports a value"))
+    }
+
+    /// [`Instance::export`] reported to `sink`; after an error, what the sink received is to be
+    /// discarded.
+    pub(crate) fn export_to<S: crate::encode::sink::Sink>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<(), Vec<EvalError>> {
         self.collect_compile_errors();
         if !self.compile_errors.is_empty() {
             return Err(self.compile_errors.clone());
         }
         let root = self.root;
-        crate::eval::print::export_vertex_data(self, root)
+        crate::eval::print::export_vertex_to(self, root, sink)
     }
 
     /// `cue export --out json`: the text printed on stdout, or the error text of stderr.

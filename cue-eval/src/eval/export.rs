@@ -1,11 +1,13 @@
-//! Export: turning an evaluated vertex into concrete data ([`crate::encode::Data`]) the way
-//! `cue export` does, gathering every error on the way (conflicts, incomplete values, required
-//! fields that are missing), with CUE's field order.
+//! Export: turning an evaluated vertex into concrete data the way `cue export` does, reported
+//! to a sink (one that builds a [`crate::encode::Data`] tree, or one that writes JSON as it
+//! goes), gathering every error on the way (conflicts, incomplete values, required fields that
+//! are missing), with CUE's field order.
 
 use std::rc::Rc;
 
 use crate::ast::Span;
-use crate::encode::{Data, Field};
+use crate::encode::Data;
+use crate::encode::sink::{DataBuilder, Sink};
 use crate::num::NumKind;
 
 use super::ir::ArcType;
@@ -63,6 +65,24 @@ impl Runtime {
         errs: &mut Vec<ExportError>,
         depth: usize,
     ) -> Option<Data> {
+        let mut b = DataBuilder::default();
+        if self.export_to(v, &mut b, errs, depth) {
+            b.finish()
+        } else {
+            None
+        }
+    }
+
+    /// Exports a vertex to `sink`, in output order: whether it exports, with the errors that
+    /// keep it from exporting appended to `errs`. After a failure the traversal goes on to find
+    /// every error, and what the sink received is to be discarded.
+    pub(crate) fn export_to<S: Sink>(
+        &mut self,
+        v: VId,
+        sink: &mut S,
+        errs: &mut Vec<ExportError>,
+        depth: usize,
+    ) -> bool {
         if depth > MAX_DEPTH {
             errs.push(ExportError {
                 path: self.path(v),
@@ -70,14 +90,14 @@ impl Runtime {
                 msg: "value too deep to export".into(),
                 spans: Vec::new(),
             });
-            return None;
+            return false;
         }
         self.evaluate(v);
         let d = self.deref(v);
         self.evaluate(d);
         if let Some(dj) = self.v(d).disj.clone() {
             if dj.num_defaults == 1 {
-                return self.export_vertex(dj.alts[0], errs, depth + 1);
+                return self.export_to(dj.alts[0], sink, errs, depth + 1);
             }
             let text = self.vertex_text(d);
             errs.push(ExportError {
@@ -86,12 +106,12 @@ impl Runtime {
                 msg: format!("incomplete value {}", text),
                 spans: Vec::new(),
             });
-            return None;
+            return false;
         }
-        let d_out = self.export_inner(v, d, errs, depth);
+        let ok = self.export_inner(v, d, sink, errs, depth);
         // A permanent error of a field that is not exported (a definition, a hidden field) still
         // fails the struct, as CUE's child error does; it is reported where it arose.
-        if d_out.is_some()
+        if ok
             && let Some(e) = self.v(d).err.clone()
             && e.child
             && !e.is_incomplete()
@@ -102,18 +122,19 @@ impl Runtime {
                 msg: e.msg.clone(),
                 spans: e.spans.clone(),
             });
-            return None;
+            return false;
         }
-        d_out
+        ok
     }
 
-    fn export_inner(
+    fn export_inner<S: Sink>(
         &mut self,
         v: VId,
         d: VId,
+        sink: &mut S,
         errs: &mut Vec<ExportError>,
         depth: usize,
-    ) -> Option<Data> {
+    ) -> bool {
         let vx = self.v(d);
         if let Some(e) = vx.err.clone()
             && !e.child
@@ -128,12 +149,12 @@ impl Runtime {
                 msg: e.msg.clone(),
                 spans: e.spans.clone(),
             });
-            return None;
+            return false;
         }
         if let Some(s) = &vx.scalar
-            && let Some(data) = scalar_data(s)
+            && scalar_to(s, sink)
         {
-            return Some(data);
+            return true;
         }
         if vx.is_list {
             let elems: Vec<VId> = vx
@@ -142,15 +163,13 @@ impl Runtime {
                 .copied()
                 .filter(|&a| self.v(a).label.is_int())
                 .collect();
-            let mut out = Vec::with_capacity(elems.len());
+            sink.begin_list(elems.len());
             let mut ok = true;
             for a in elems {
-                match self.export_vertex(a, errs, depth + 1) {
-                    Some(x) => out.push(x),
-                    None => ok = false,
-                }
+                ok &= self.export_to(a, sink, errs, depth + 1);
             }
-            return ok.then_some(Data::List(out));
+            sink.end_list();
+            return ok;
         }
         // Only fields that are not optional are written (or reported missing); with fewer than
         // two of them, their order needs no sort, however many optional fields the struct's
@@ -167,7 +186,7 @@ impl Runtime {
                 None => first.into_iter().collect(),
                 Some(_) => self.field_order(d),
             };
-            let mut fields = Vec::with_capacity(order.len());
+            sink.begin_struct(order.len());
             let mut ok = true;
             for a in order {
                 let ax = self.v(a);
@@ -191,17 +210,16 @@ impl Runtime {
                     }
                     ArcType::Member => {}
                 }
-                let name = self.prog.labels.text(ax.label);
-                match self.export_vertex(a, errs, depth + 1) {
-                    Some(x) => fields.push(Field {
-                        name,
-                        value: x,
-                        yaml_tag: None,
-                    }),
-                    None => ok = false,
+                let label = ax.label;
+                if label.is_int() {
+                    sink.field(&label.index().to_string());
+                } else {
+                    sink.field(self.prog.labels.name(label));
                 }
+                ok &= self.export_to(a, sink, errs, depth + 1);
             }
-            return ok.then_some(Data::Struct(fields));
+            sink.end_struct();
+            return ok;
         }
         let val = self.value_of(d);
         let text = match &val {
@@ -214,7 +232,7 @@ impl Runtime {
             msg: format!("incomplete value {}", text),
             spans: Vec::new(),
         });
-        None
+        false
     }
 
     /// The regular fields of a struct in output order.
@@ -240,15 +258,23 @@ impl Runtime {
 
 /// Data for a concrete scalar.
 pub fn scalar_data(v: &Value) -> Option<Data> {
-    Some(match v {
-        Value::Null => Data::Null,
-        Value::Bool(b) => Data::Bool(*b),
-        Value::Num(n, k) => Data::Number {
-            text: n.to_g_string(),
-            float: *k == NumKind::Float,
-        },
-        Value::Str(s) => Data::String(s.to_string()),
-        Value::Bytes(b) => Data::Bytes(b.to_vec()),
-        _ => return None,
-    })
+    let mut b = DataBuilder::default();
+    if scalar_to(v, &mut b) {
+        b.finish()
+    } else {
+        None
+    }
+}
+
+/// Reports a concrete scalar to `sink`: whether `v` is one.
+fn scalar_to<S: Sink>(v: &Value, sink: &mut S) -> bool {
+    match v {
+        Value::Null => sink.null(),
+        Value::Bool(b) => sink.bool(*b),
+        Value::Num(n, k) => sink.number(&n.to_g_string(), *k == NumKind::Float),
+        Value::Str(s) => sink.string(s),
+        Value::Bytes(b) => sink.bytes(b),
+        _ => return false,
+    }
+    true
 }

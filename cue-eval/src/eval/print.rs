@@ -23,6 +23,7 @@ use std::rc::Rc;
 
 use crate::ast::{Span, UnaryOp};
 use crate::encode::Data;
+use crate::encode::sink::{DataBuilder, Sink};
 use crate::num::Num;
 
 use super::api::{EvalError, Instance};
@@ -140,8 +141,20 @@ fn aborted_error(rt: &Runtime) -> Option<ExportError> {
 
 /// `cue export -e a.b`: the concrete data of the value at a path of labels.
 pub fn export_path(inst: &mut Instance, path: &[&str]) -> Result<Data, Vec<EvalError>> {
+    let mut b = DataBuilder::default();
+    export_path_to(inst, path, &mut b)?;
+    Ok(b.finish().expect("an export that succeeds reports a value"))
+}
+
+/// [`export_path`] reported to `sink`; after an error, what the sink received is to be
+/// discarded.
+pub(crate) fn export_path_to<S: Sink>(
+    inst: &mut Instance,
+    path: &[&str],
+    sink: &mut S,
+) -> Result<(), Vec<EvalError>> {
     if path.is_empty() {
-        return inst.export();
+        return inst.export_to(sink);
     }
     let compile = inst.compile_errors();
     if !compile.is_empty() {
@@ -152,28 +165,31 @@ pub fn export_path(inst: &mut Instance, path: &[&str]) -> Result<Data, Vec<EvalE
     let root = inst.root;
     inst.rt.finalize(root, false);
     let v = select(inst, path)?;
-    export_vertex_data(inst, v)
+    export_vertex_to(inst, v, sink)
 }
 
-/// The concrete data of vertex `v` (the root for `cue export`), or the errors that keep it
-/// from being data. As `cue`, a permanent error anywhere below `v` fails the export, in
-/// definitions and hidden fields too (a field a definition does not allow), and then only
-/// permanent errors are reported; incomplete values are reported when there is none.
-pub(crate) fn export_vertex_data(inst: &mut Instance, v: VId) -> Result<Data, Vec<EvalError>> {
+/// Exports vertex `v` (the root for `cue export`) to `sink`, or returns the errors that keep
+/// it from being data (and then what the sink received is to be discarded). As `cue`, a
+/// permanent error anywhere below `v` fails the export, in definitions and hidden fields too (a
+/// field a definition does not allow), and then only permanent errors are reported; incomplete
+/// values are reported when there is none.
+pub(crate) fn export_vertex_to<S: Sink>(
+    inst: &mut Instance,
+    v: VId,
+    sink: &mut S,
+) -> Result<(), Vec<EvalError>> {
     inst.rt.finalize(v, false);
     let mut errs = Vec::new();
-    let d = inst.rt.export_vertex(v, &mut errs, 0);
+    let ok = inst.rt.export_to(v, sink, &mut errs, 0);
     errs.extend(aborted_error(&inst.rt));
     errs.extend(inst.rt.errors_in_definitions(v));
-    match d {
-        Some(d) if errs.is_empty() => Ok(d),
-        _ => {
-            if errs.iter().any(|e| !e.code.is_incomplete()) {
-                errs.retain(|e| !e.code.is_incomplete());
-            }
-            Err(convert(inst, errs))
-        }
+    if ok && errs.is_empty() {
+        return Ok(());
     }
+    if errs.iter().any(|e| !e.code.is_incomplete()) {
+        errs.retain(|e| !e.code.is_incomplete());
+    }
+    Err(convert(inst, errs))
 }
 
 /// Splits a selection such as `a.b."x-y".0` into labels (quotes removed).

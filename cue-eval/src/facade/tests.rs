@@ -49,3 +49,46 @@ fn lookup_then_export_is_export_with_a_selection() {
         assert_eq!(got, want, "{path}");
     }
 }
+
+/// JSON written as the value is exported is the text of the exported data, and a value that
+/// does not export writes nothing and fails with the errors of [`crate::Value::export`].
+#[test]
+fn streamed_json_is_the_text_of_the_data() {
+    let ok = [
+        "a: *1 | int\nb: {y: 2, x: [1, 2.0, \"s<&>\\u2028\"]}\nc: 'bytes'\n",
+        "a: []\nb: {}\nc: [[], [{}], {x: null, y: true}]\nd: 1e100\n#D: {e: 1}\n_h: 2\n",
+        "\"x\"",
+        "[1, [2, [3]]]",
+        "a: b: c: d: e: {f: \"deep\"}\nz: {o?: 1, p: 2}\n",
+    ];
+    let bad = [
+        "a: int\nb: [1, string, {c!: int}]\n",
+        "a: 1 & 2\nb: {c: int, d: 3}\n",
+        "#D: {a: int}\nx: #D & {b: 1}\ny: [1, 2]\n",
+        "a: {b: int | string}\nc: 1\n",
+    ];
+    // Over the text kept in memory (1 MiB): written by a second export.
+    let long: String = (0..12_000)
+        .map(|i| format!("f{i}: {{n: {i}, s: \"{}\"}}\n", "x".repeat(80)))
+        .collect();
+    let long_bad = format!("{long}z: int\n");
+    let ok = ok.iter().copied().chain([long.as_str()]);
+    let bad = bad.iter().copied().chain([long_bad.as_str()]);
+    for src in ok {
+        let v = Context::new().compile_str(src).unwrap();
+        let want = to_json_indent(&v.export().unwrap(), false);
+        let mut out = Vec::new();
+        v.write_json(&mut out).unwrap().unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), want, "{src}");
+        assert_eq!(v.to_json().unwrap(), want, "{src}");
+    }
+    for src in bad {
+        let v = Context::new().compile_str(src).unwrap();
+        let want = v.export().unwrap_err().to_string();
+        let mut out = Vec::new();
+        let err = v.write_json(&mut out).unwrap_err();
+        assert_eq!(err.to_string(), want, "{src}");
+        assert!(out.is_empty(), "{src}");
+        assert_eq!(v.to_json().unwrap_err().to_string(), want, "{src}");
+    }
+}

@@ -6,6 +6,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::encode::Data;
+use crate::encode::json::{CappedBuffer, JsonWriter};
+use crate::encode::sink::{DataBuilder, NullSink, Sink};
 use crate::eval::VId;
 use crate::eval::api::{EvalError, Instance};
 use crate::eval::ir::ArcType;
@@ -622,7 +624,7 @@ impl Value {
             let mut errs = print::eval_errors_at(&mut sh.inst, &path, o);
             if errs.is_empty()
                 && opts.concrete
-                && let Err(e) = print::export_path(&mut sh.inst, &path)
+                && let Err(e) = print::export_path_to(&mut sh.inst, &path, &mut NullSink)
             {
                 errs = e;
             }
@@ -635,7 +637,7 @@ impl Value {
         let mut errs = sh.inst.compile_errors();
         if errs.is_empty() {
             if opts.concrete
-                && let Err(e) = print::export_vertex_data(&mut sh.inst, self.v)
+                && let Err(e) = print::export_vertex_to(&mut sh.inst, self.v, &mut NullSink)
             {
                 errs = e;
             }
@@ -712,27 +714,35 @@ impl Value {
     /// whose package is finished first, as `cue` does, so that a struct with a permanent error
     /// in one of its fields is an error for the selection too).
     pub fn export(&self) -> Result<Data> {
+        let mut b = DataBuilder::default();
+        self.export_to(&mut b)?;
+        Ok(b.finish().expect("an export that succeeds reports a value"))
+    }
+
+    /// What [`Value::export`] does, with the data reported to `sink` instead of built; after an
+    /// error, what the sink received is to be discarded.
+    fn export_to<S: Sink>(&self, sink: &mut S) -> Result<()> {
         let mut sh = self.sh.borrow_mut();
         let errs = sh.inst.compile_errors();
         if !errs.is_empty() {
             return Err(sh.error(errs));
         }
         let r = if self.v == sh.inst.root {
-            sh.inst.export()
+            sh.inst.export_to(sink)
         } else if let (Some(root), Some(path)) = (self.root, &self.path)
             && root == sh.inst.root
         {
             // A field of a loaded package: selected again once the package is finished, as
             // `cue export -e path` does.
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
-            print::export_path(&mut sh.inst, &path)
+            print::export_path_to(&mut sh.inst, &path, sink)
         } else {
             if let Some(root) = self.root
                 && root != self.v
             {
                 sh.inst.rt.finalize(root, false);
             }
-            print::export_vertex_data(&mut sh.inst, self.v)
+            print::export_vertex_to(&mut sh.inst, self.v, sink)
         };
         r.map_err(|e| sh.error(e))
     }
@@ -755,7 +765,44 @@ impl Value {
     /// `cue export --out json`: the value as JSON, as the `cue` command writes it (four-space
     /// indent, fields in CUE's order, trailing newline).
     pub fn to_json(&self) -> Result<String> {
-        Ok(crate::encode::to_json_indent(&self.export()?, false))
+        let mut text = Vec::new();
+        let mut w = JsonWriter::new(&mut text, false);
+        self.export_to(&mut w)?;
+        w.finish().expect("writing to memory does not fail");
+        Ok(String::from_utf8(text).expect("the JSON text is UTF-8"))
+    }
+
+    /// Writes what [`Value::to_json`] returns to `w`, without building the value's data, and
+    /// only when it exports: the outer error is the export's (then nothing is written), the
+    /// inner one `w`'s. A text of up to 1 MiB is made in memory while the value is exported and
+    /// then written; a longer one is not kept: once the export is known to succeed, the value
+    /// is exported again straight to `w`, a piece of 64 KiB at a time.
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str("a: [1, \"x\"]\nb: {}").unwrap();
+    /// let mut out = Vec::new();
+    /// v.write_json(&mut out).unwrap().unwrap();
+    /// assert_eq!(out, v.to_json().unwrap().as_bytes());
+    /// assert_eq!(String::from_utf8(out).unwrap(), "{\n    \"a\": [\n        1,\n        \"x\"\n    ],\n    \"b\": {}\n}\n");
+    ///
+    /// let bad = ctx.compile_str("a: int").unwrap();
+    /// let mut out = Vec::new();
+    /// assert!(bad.write_json(&mut out).is_err());
+    /// assert!(out.is_empty());
+    /// ```
+    pub fn write_json<W: std::io::Write>(&self, mut w: W) -> Result<std::io::Result<()>> {
+        const IN_MEMORY: usize = 1 << 20;
+        let mut text = CappedBuffer::new(IN_MEMORY);
+        let mut j = JsonWriter::new(&mut text, false);
+        self.export_to(&mut j)?;
+        if j.finish().is_ok() {
+            return Ok(w.write_all(&text.bytes));
+        }
+        drop(text);
+        let mut j = JsonWriter::new(w, false);
+        self.export_to(&mut j)?;
+        Ok(j.finish())
     }
 
     /// `cue export --out yaml`: the value as YAML, as the `cue` command writes it.

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use cue_eval::encode::{to_yaml, to_yaml_stream, write_json_indent};
+use cue_eval::encode::{to_yaml, to_yaml_stream};
 
 use super::{Inputs, fail_with};
 
@@ -35,28 +35,55 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         [] => vec![String::new()],
         e => e.to_vec(),
     };
-    let mut docs = Vec::with_capacity(selections.len());
-    for s in &selections {
-        match root.lookup(s).and_then(|v| v.export()) {
-            Ok(d) => docs.push(d),
-            Err(e) => return Ok(fail_with(&e)),
-        }
-    }
     match args.out {
-        Format::Json => {
-            // Written a piece at a time: a large document is never held as one text.
+        Format::Json if selections.len() == 1 => {
+            // No data tree, and no more than 1 MiB of the text held (`Value::write_json`).
+            let v = match root.lookup(&selections[0]) {
+                Ok(v) => v,
+                Err(e) => return Ok(fail_with(&e)),
+            };
             let mut out = std::io::stdout().lock();
-            for d in &docs {
-                write_json_indent(&mut out, d, false)?;
+            match v.write_json(&mut out) {
+                Ok(written) => written?,
+                Err(e) => return Ok(fail_with(&e)),
             }
             out.flush()?;
+            std::mem::forget(v);
         }
-        Format::Yaml if docs.len() == 1 => print!("{}", to_yaml(&docs[0])),
-        Format::Yaml => print!("{}", to_yaml_stream(&docs)),
+        Format::Json => {
+            // Nothing is written unless every selection exports: the texts are kept until then.
+            let mut texts = Vec::with_capacity(selections.len());
+            for s in &selections {
+                match root.lookup(s).and_then(|v| v.to_json()) {
+                    Ok(t) => texts.push(t),
+                    Err(e) => return Ok(fail_with(&e)),
+                }
+            }
+            let mut out = std::io::stdout().lock();
+            for t in &texts {
+                out.write_all(t.as_bytes())?;
+            }
+            out.flush()?;
+            std::mem::forget(texts);
+        }
+        Format::Yaml => {
+            let mut docs = Vec::with_capacity(selections.len());
+            for s in &selections {
+                match root.lookup(s).and_then(|v| v.export()) {
+                    Ok(d) => docs.push(d),
+                    Err(e) => return Ok(fail_with(&e)),
+                }
+            }
+            if docs.len() == 1 {
+                print!("{}", to_yaml(&docs[0]));
+            } else {
+                print!("{}", to_yaml_stream(&docs));
+            }
+            std::mem::forget(docs);
+        }
     }
     // The process ends here: tearing down the evaluator's graph and the exported data would
     // only cost time.
     std::mem::forget(root);
-    std::mem::forget(docs);
     Ok(ExitCode::SUCCESS)
 }
