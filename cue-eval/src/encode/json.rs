@@ -117,6 +117,17 @@ impl<W: std::io::Write> JsonWriter<W> {
     }
 
     /// Whether writing has failed, after which events are ignored.
+    /// Writes one scalar where the next value goes (`write` gets the text and whether HTML
+    /// characters are escaped), unless writing has stopped.
+    fn scalar(&mut self, write: impl FnOnce(&mut String, bool)) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        write(&mut self.out, self.escape_html);
+        self.after_value();
+    }
+
     fn stopped(&self) -> bool {
         self.failed.is_some()
     }
@@ -134,46 +145,23 @@ impl<W: std::io::Write> JsonWriter<W> {
 
 impl<W: std::io::Write> Sink for JsonWriter<W> {
     fn null(&mut self) {
-        if self.stopped() {
-            return;
-        }
-        self.before_value();
-        self.out.push_str("null");
-        self.after_value();
+        self.scalar(|out, _| out.push_str("null"));
     }
     fn bool(&mut self, b: bool) {
-        if self.stopped() {
-            return;
-        }
-        self.before_value();
-        self.out.push_str(if b { "true" } else { "false" });
-        self.after_value();
+        self.scalar(|out, _| out.push_str(if b { "true" } else { "false" }));
     }
     fn number(&mut self, text: &str, _: bool) {
-        if self.stopped() {
-            return;
-        }
-        self.before_value();
-        self.out.push_str(text);
-        self.after_value();
+        self.scalar(|out, _| out.push_str(text));
     }
     fn string(&mut self, s: &str) {
-        if self.stopped() {
-            return;
-        }
-        self.before_value();
-        write_string(&mut self.out, s, self.escape_html);
-        self.after_value();
+        self.scalar(|out, escape_html| write_string(out, s, escape_html));
     }
     fn bytes(&mut self, b: &[u8]) {
-        if self.stopped() {
-            return;
-        }
-        self.before_value();
-        self.out.push('"');
-        push_base64(&mut self.out, b);
-        self.out.push('"');
-        self.after_value();
+        self.scalar(|out, _| {
+            out.push('"');
+            push_base64(out, b);
+            out.push('"');
+        });
     }
     fn begin_list(&mut self, _: usize) {
         if self.stopped() {

@@ -81,38 +81,36 @@ impl Shared {
     /// value. Only a syntax error fails; an error of compiling it (an unknown reference) is an
     /// error in the value, not a compile error of the instance.
     pub(crate) fn compile_expr_alone(&mut self, name: &str, expr: &str) -> Result<VId> {
-        const FIELD: &str = "__expr";
-        let seen = self.inst.rt.prog.errors.len();
-        let text = format!("{FIELD}: {expr}\n");
-        let root = match self.inst.add_package(&[(name.to_string(), text)]) {
-            Ok(r) => r,
-            Err(e) => return Err(self.error(e)),
-        };
-        // Errors of compiling the expression are errors in its value, where they occur; they
-        // are not the compile errors of the instance, which exports report.
-        self.inst.rt.prog.errors.truncate(seen);
-        self.inst.rt.evaluate(root);
-        let l = self.inst.rt.prog.labels.ident(FIELD);
-        self.inst
-            .rt
-            .arc(root, l)
-            .ok_or_else(|| Error::msg("compiled expression has no value"))
+        self.compile_value(name, "__expr", expr, false)
     }
 
     /// Compiles `expr` as a new package of this runtime and returns the vertex of its value.
     pub(crate) fn compile_expr(&mut self, name: &str, expr: &str) -> Result<VId> {
-        const FIELD: &str = "__value";
-        let text = format!("{FIELD}: {expr}\n");
+        self.compile_value(name, "__value", expr, true)
+    }
+
+    /// Compiles `expr` as field `field` of a new package of this runtime and evaluates it.
+    /// With `strict`, a compile error (an unknown reference) fails, as one of the instance;
+    /// without, it stays an error in the value and the instance does not report it.
+    fn compile_value(&mut self, name: &str, field: &str, expr: &str, strict: bool) -> Result<VId> {
+        let seen = self.inst.rt.prog.errors.len();
+        let text = format!("{field}: {expr}\n");
         let root = match self.inst.add_package(&[(name.to_string(), text)]) {
             Ok(r) => r,
             Err(e) => return Err(self.error(e)),
         };
-        let errs = self.inst.compile_errors();
-        if !errs.is_empty() {
-            return Err(self.error(errs));
+        if strict {
+            let errs = self.inst.compile_errors();
+            if !errs.is_empty() {
+                return Err(self.error(errs));
+            }
+        } else {
+            // Errors of compiling the expression are errors in its value, where they occur;
+            // they are not the compile errors of the instance, which exports report.
+            self.inst.rt.prog.errors.truncate(seen);
         }
         self.inst.rt.evaluate(root);
-        let l = self.inst.rt.prog.labels.ident(FIELD);
+        let l = self.inst.rt.prog.labels.ident(field);
         self.inst
             .rt
             .arc(root, l)
