@@ -14,10 +14,10 @@ const INDENT: &str = "    ";
 /// and `&`, `<`, `>` escaped as `\u0026`, `\u003c`, `\u003e` only when `escape_html` is set
 /// (`cue export --escape`).
 pub fn to_json_indent(d: &Data, escape_html: bool) -> String {
-    let mut out = String::new();
-    write_indented(&mut out, d, 0, escape_html);
-    out.push('\n');
-    out
+    let mut buf = Vec::new();
+    // Writing to a vector does not fail.
+    let _ = write_json_indent(&mut buf, d, escape_html);
+    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Writes what [`to_json_indent`] returns to `w`, a piece at a time, so that a large document
@@ -96,12 +96,24 @@ impl<W: std::io::Write> JsonWriter<W> {
 
     /// Before a value: in a list, the separator and indentation of a new element.
     fn before_value(&mut self) {
-        if let Some((true, any)) = self.open.last_mut() {
-            if *any {
-                self.out.push(',');
+        self.next_item(true);
+    }
+
+    /// Starts the next item of the innermost open list (`list`) or struct (not `list`): its
+    /// separator and indentation. Returns false, writing nothing, when the innermost open
+    /// value is not of that kind.
+    fn next_item(&mut self, list: bool) -> bool {
+        let depth = self.open.len();
+        match self.open.last_mut() {
+            Some((is_list, any)) if *is_list == list => {
+                if *any {
+                    self.out.push(',');
+                }
+                *any = true;
+                newline(&mut self.out, depth);
+                true
             }
-            *any = true;
-            newline(&mut self.out, self.open.len());
+            _ => false,
         }
     }
 
@@ -116,7 +128,6 @@ impl<W: std::io::Write> JsonWriter<W> {
         }
     }
 
-    /// Whether writing has failed, after which events are ignored.
     /// Writes one scalar where the next value goes (`write` gets the text and whether HTML
     /// characters are escaped), unless writing has stopped.
     fn scalar(&mut self, write: impl FnOnce(&mut String, bool)) {
@@ -128,6 +139,7 @@ impl<W: std::io::Write> JsonWriter<W> {
         self.after_value();
     }
 
+    /// Whether writing has failed, after which events are ignored.
     fn stopped(&self) -> bool {
         self.failed.is_some()
     }
@@ -157,11 +169,7 @@ impl<W: std::io::Write> Sink for JsonWriter<W> {
         self.scalar(|out, escape_html| write_string(out, s, escape_html));
     }
     fn bytes(&mut self, b: &[u8]) {
-        self.scalar(|out, _| {
-            out.push('"');
-            push_base64(out, b);
-            out.push('"');
-        });
+        self.scalar(|out, _| write_bytes(out, b));
     }
     fn begin_list(&mut self, _: usize) {
         if self.stopped() {
@@ -189,12 +197,7 @@ impl<W: std::io::Write> Sink for JsonWriter<W> {
         if self.stopped() {
             return;
         }
-        if let Some((false, any)) = self.open.last_mut() {
-            if *any {
-                self.out.push(',');
-            }
-            *any = true;
-            newline(&mut self.out, self.open.len());
+        if self.next_item(false) {
             write_string(&mut self.out, name, self.escape_html);
             self.out.push_str(": ");
         }
@@ -287,40 +290,6 @@ fn write_compact(out: &mut String, d: &Data) {
     }
 }
 
-fn write_indented(out: &mut String, d: &Data, depth: usize, escape_html: bool) {
-    match d {
-        Data::List(items) if !items.is_empty() => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                write_indented(out, item, depth + 1, escape_html);
-            }
-            newline(out, depth);
-            out.push(']');
-        }
-        Data::Struct(fields) if !fields.is_empty() => {
-            out.push('{');
-            for (i, f) in fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                write_string(out, &f.name, escape_html);
-                out.push_str(": ");
-                write_indented(out, &f.value, depth + 1, escape_html);
-            }
-            newline(out, depth);
-            out.push('}');
-        }
-        Data::List(_) => out.push_str("[]"),
-        Data::Struct(_) => out.push_str("{}"),
-        scalar => write_scalar(out, scalar, escape_html),
-    }
-}
-
 fn newline(out: &mut String, depth: usize) {
     /// Enough indentation for most depths in one copy.
     const SPACES: &str = "\n                                                                ";
@@ -342,13 +311,16 @@ fn write_scalar(out: &mut String, d: &Data, escape_html: bool) {
         Data::Bool(false) => out.push_str("false"),
         Data::Number { text, .. } => out.push_str(text),
         Data::String(s) => write_string(out, s, escape_html),
-        Data::Bytes(b) => {
-            out.push('"');
-            push_base64(out, b);
-            out.push('"');
-        }
+        Data::Bytes(b) => write_bytes(out, b),
         Data::List(_) | Data::Struct(_) => unreachable!("collections are written by the callers"),
     }
+}
+
+/// Bytes as JSON writes them: a base64 string.
+fn write_bytes(out: &mut String, b: &[u8]) {
+    out.push('"');
+    push_base64(out, b);
+    out.push('"');
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
