@@ -13,7 +13,7 @@ use super::unify::Resolved;
 use super::value::{Bottom, ErrCode, Kind, Value};
 use super::*;
 
-fn env_up(env: Option<&EnvRef>, up: u32) -> Option<&EnvRef> {
+pub(super) fn env_up(env: Option<&EnvRef>, up: u32) -> Option<&EnvRef> {
     let mut e = env?;
     for _ in 0..up {
         e = e.up.as_ref()?;
