@@ -183,7 +183,7 @@ impl ValidatorCall {
         let name = self.func.name();
         // `net.IPv4()` prints as `net.IPv4`, as an uncalled function does.
         if self.uncalled || self.args.is_empty() {
-            return name;
+            return name.to_string();
         }
         // A validator's argument may hold the validator itself (`x: y: list.MatchN(1, x)`):
         // nested texts stop after a few levels.
@@ -208,7 +208,7 @@ pub enum Func {
 }
 
 impl Func {
-    pub fn name(self) -> String {
+    pub fn name(self) -> &'static str {
         match self {
             Func::Core(b) => match b {
                 Builtin::Len => "len",
@@ -225,9 +225,8 @@ impl Func {
                 Builtin::Reclose(_) => "__reclose",
                 Builtin::CloseAll(_) => "__closeAll",
                 Builtin::Pkg(_) => "?",
-            }
-            .to_string(),
-            Func::Std(i) => member(i).name.to_string(),
+            },
+            Func::Std(i) => member(i).name,
         }
     }
 }
