@@ -262,7 +262,8 @@ impl Runtime {
     /// that is under way.
     fn finished_clean(&mut self, w: VId) -> bool {
         let wx = self.v(w);
-        if wx.err.is_some() || wx.is_disjunct || wx.disj.is_some() {
+        if wx.err.is_some() || wx.is_disjunct || wx.disj.is_some() || wx.arc_type != ArcType::Member
+        {
             return false;
         }
         match wx.status {
