@@ -1141,7 +1141,7 @@ impl Runtime {
             }
             Func::Core(b @ (Builtin::Div | Builtin::Mod | Builtin::Quo | Builtin::Rem)) => {
                 if a.len() != 2 {
-                    return Ok(self.arg_count_error(&name, 2, a.len(), span));
+                    return Ok(self.arg_count_error(name, 2, a.len(), span));
                 }
                 let (x, y) = match (&a[0], &a[1]) {
                     (Value::Num(x, NumKind::Int), Value::Num(y, NumKind::Int)) => (x, y),
