@@ -390,7 +390,7 @@ impl Runtime {
             g.node(self.v(a).label);
         }
         let mut owner: HashMap<Label, usize> = HashMap::default();
-        let mut previous: Vec<Label> = Vec::new();
+        let mut previous: Labels = Labels::new();
         let mut prev_file: Option<Option<u32>> = None;
         for b in &batches {
             let explicit = is_explicit(b, &metas);
@@ -399,7 +399,7 @@ impl Runtime {
                 previous.clear();
             }
             prev_file = Some(file);
-            let mut next: Vec<Label> = Vec::new();
+            let mut next = Labels::new();
             for &r in b {
                 let m = &metas[r];
                 let rfile = m.pos.map(|p| p.0);
@@ -433,7 +433,8 @@ impl Runtime {
                     for &p in &prev {
                         g.edge(p, label);
                     }
-                    prev = vec![label];
+                    prev.clear();
+                    prev.push(label);
                 }
                 next.extend(prev);
             }
@@ -472,12 +473,18 @@ fn append_batch(batches: &mut Vec<Vec<usize>>, batch: Vec<usize>, metas: &[Meta]
     batches.push(batch);
 }
 
+/// The labels a literal's next field comes after: mostly one.
+type Labels = smallvec::SmallVec<[Label; 4]>;
+
+/// The successors of a label in the graph: mostly one or two.
+type Succ = smallvec::SmallVec<[usize; 2]>;
+
 /// A graph of labels with edges "comes before".
 #[derive(Default)]
 struct Graph {
     labels: Vec<Label>,
     index: HashMap<Label, usize>,
-    succ: Vec<Vec<usize>>,
+    succ: Vec<Succ>,
 }
 
 impl Graph {
@@ -486,7 +493,7 @@ impl Graph {
             return i;
         }
         self.labels.push(l);
-        self.succ.push(Vec::new());
+        self.succ.push(Succ::new());
         self.index.insert(l, self.labels.len() - 1);
         self.labels.len() - 1
     }
@@ -593,7 +600,7 @@ impl Graph {
 }
 
 /// Tarjan's algorithm without recursion: the component of each node.
-fn tarjan(succ: &[Vec<usize>]) -> Vec<usize> {
+fn tarjan(succ: &[Succ]) -> Vec<usize> {
     let n = succ.len();
     const NONE: usize = usize::MAX;
     let mut index = vec![NONE; n];
