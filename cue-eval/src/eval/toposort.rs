@@ -753,7 +753,10 @@ mod tests {
     #[test]
     fn tarjan_finds_cycles() {
         // 0 -> 1 -> 2 -> 1, 3 alone
-        let succ = vec![vec![1], vec![2], vec![1], vec![]];
+        let succ: Vec<Succ> = [&[1][..], &[2], &[1], &[]]
+            .iter()
+            .map(|s| s.iter().copied().collect())
+            .collect();
         let c = tarjan(&succ);
         assert_eq!(c[1], c[2]);
         assert_ne!(c[0], c[1]);
