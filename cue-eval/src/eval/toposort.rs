@@ -167,8 +167,13 @@ impl Runtime {
 
     /// The conjuncts of `a`, looking through a conjunct that is another vertex's value (a
     /// value copied by a builtin or a comprehension) to the conjuncts of that vertex.
-    fn leaf_conjuncts(&self, a: VId) -> Vec<&super::Conjunct> {
-        fn collect<'a>(rt: &'a Runtime, x: VId, depth: u8, out: &mut Vec<&'a super::Conjunct>) {
+    fn leaf_conjuncts(&self, a: VId) -> smallvec::SmallVec<[&super::Conjunct; 4]> {
+        fn collect<'a>(
+            rt: &'a Runtime,
+            x: VId,
+            depth: u8,
+            out: &mut smallvec::SmallVec<[&'a super::Conjunct; 4]>,
+        ) {
             for c in &rt.v(x).conjuncts {
                 match c.x {
                     CExpr::Vertex(w) if depth < 8 => collect(rt, w, depth + 1, out),
@@ -176,7 +181,7 @@ impl Runtime {
                 }
             }
         }
-        let mut out = Vec::new();
+        let mut out = smallvec::SmallVec::new();
         collect(self, a, 0, &mut out);
         out
     }
@@ -385,7 +390,7 @@ impl Runtime {
         append_batch(&mut batches, batch, &metas);
 
         // 7. Edges.
-        let mut g = Graph::default();
+        let mut g = Graph::with_capacity(vx.arcs.len());
         for &a in &vx.arcs {
             g.node(self.v(a).label);
         }
@@ -488,6 +493,16 @@ struct Graph {
 }
 
 impl Graph {
+    fn with_capacity(n: usize) -> Graph {
+        let mut index = HashMap::default();
+        index.reserve(n);
+        Graph {
+            labels: Vec::with_capacity(n),
+            index,
+            succ: Vec::with_capacity(n),
+        }
+    }
+
     fn node(&mut self, l: Label) -> usize {
         if let Some(&i) = self.index.get(&l) {
             return i;

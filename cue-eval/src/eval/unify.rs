@@ -30,11 +30,11 @@ pub(crate) struct NodeState {
     draining: bool,
     /// Referenced vertices already inserted (a vertex is never inserted twice into one node),
     /// with the group created for a definition's conjuncts.
-    seen: Vec<(VId, Option<u32>)>,
+    seen: smallvec::SmallVec<[(VId, Option<u32>); 2]>,
     /// The groups of the references through which a non-definition vertex was inserted: a
     /// later reference from inside a closed group the earlier ones were not in inserts it
     /// again, so that its fields are evidence for that group too.
-    pub(super) seen_groups: Vec<(VId, u32)>,
+    pub(super) seen_groups: smallvec::SmallVec<[(VId, u32); 2]>,
     /// Conjuncts holding disjunctions, expanded last.
     pub(super) disjs: Vec<Conjunct>,
     /// The alternatives a disjunct clone chose, added after the node's other conjuncts, as
