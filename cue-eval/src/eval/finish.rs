@@ -412,68 +412,63 @@ mod copy_law {
 
     use super::tests::FINISH_COPIES;
 
-    fn schema_field() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec![
-            "a: int",
-            "a: *1 | int",
-            "a: >0",
-            "b: string",
-            "b: *\"x\" | string",
-            "s: {x: 1, y: *2 | int, ...}",
-            "s: {x: int, z?: int}",
-            "l: [...int]",
-            "c: a + 1",
-            "t: {u: b}",
-            "o?: {p: int}",
-        ])
-    }
+    /// The fields a schema `#C` is made of.
+    const SCHEMA_FIELDS: &[&str] = &[
+        "a: int",
+        "a: *1 | int",
+        "a: >0",
+        "b: string",
+        "b: *\"x\" | string",
+        "s: {x: 1, y: *2 | int, ...}",
+        "s: {x: int, z?: int}",
+        "l: [...int]",
+        "c: a + 1",
+        "t: {u: b}",
+        "o?: {p: int}",
+    ];
 
-    fn value_field() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec![
-            "a: 3",
-            "a: -1",
-            "b: \"v\"",
-            "s: {x: 1, w: 5}",
-            "s: {y: 7}",
-            "s: {x: 2}",
-            "l: [1, 2]",
-            "e: 1",
-            "o: {p: 1}",
-            "t: u: \"v\"",
-        ])
-    }
+    /// The fields of the values: some conflict with the schema or are not allowed by it.
+    const VALUE_FIELDS: &[&str] = &[
+        "a: 3",
+        "a: -1",
+        "b: \"v\"",
+        "s: {x: 1, w: 5}",
+        "s: {y: 7}",
+        "s: {x: 2}",
+        "l: [1, 2]",
+        "e: 1",
+        "o: {p: 1}",
+        "t: u: \"v\"",
+    ];
 
-    fn use_extra() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec![
-            "",
-            ", #config: a: 3",
-            ", #config: s: w: 1",
-            ", #config: q: 1",
-        ])
-    }
+    /// What a use of the template may add to the copy besides `config`.
+    const USE_EXTRAS: &[&str] = &[
+        "",
+        ", #config: a: 3",
+        ", #config: s: w: 1",
+        ", #config: q: 1",
+    ];
 
-    fn copy_name() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec!["#config", "_config"])
-    }
+    /// The copy as a definition or as a hidden field.
+    const COPY_NAMES: &[&str] = &["#config", "_config"];
 
-    fn out_field() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec![
-            "#config.s",
-            "#config.a",
-            "#config",
-            "#config.t",
-            "#config.l",
-        ])
-    }
+    /// What a template selects from its copy.
+    const OUT_FIELDS: &[&str] = &[
+        "#config.s",
+        "#config.a",
+        "#config",
+        "#config.t",
+        "#config.l",
+    ];
 
     fn program() -> impl Strategy<Value = String> {
         (
-            prop::collection::vec(schema_field(), 1..5),
-            prop::collection::vec(value_field(), 0..4),
+            prop::collection::vec(prop::sample::select(SCHEMA_FIELDS), 1..5),
+            prop::collection::vec(prop::sample::select(VALUE_FIELDS), 0..4),
             any::<bool>(),
-            prop::collection::vec(out_field(), 1..3),
-            prop::collection::vec(use_extra(), 1..3),
-            copy_name(),
+            prop::collection::vec(prop::sample::select(OUT_FIELDS), 1..3),
+            prop::collection::vec(prop::sample::select(USE_EXTRAS), 1..3),
+            prop::sample::select(COPY_NAMES),
         )
             .prop_map(|(schema, values, values_first, outs, uses, name)| {
                 let mut p = format!("#C: {{\n\t{}\n}}\n", schema.join("\n\t"));
