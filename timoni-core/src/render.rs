@@ -269,6 +269,33 @@ enum Style {
 /// YAML encoder reproduces) except that tabs force double quotes in go-yaml v2 and that
 /// go-yaml v2 quotes what YAML 1.1 reads as another type (and nothing else).
 fn string_style(s: &str) -> Style {
+    // Keys and short values repeat from object to object (`name`, `app.kubernetes.io/name`, a
+    // namespace); deciding a style writes the string as YAML, so short ones are remembered.
+    const REMEMBERED_LEN: usize = 128;
+    const REMEMBERED_COUNT: usize = 4096;
+    thread_local! {
+        static STYLES: std::cell::RefCell<std::collections::HashMap<Box<str>, Style>> =
+            std::cell::RefCell::default();
+    }
+    if s.len() > REMEMBERED_LEN {
+        return decide_string_style(s);
+    }
+    if let Some(style) = STYLES.with(|m| m.borrow().get(s).copied()) {
+        return style;
+    }
+    let style = decide_string_style(s);
+    STYLES.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= REMEMBERED_COUNT {
+            m.clear();
+        }
+        m.insert(s.into(), style);
+    });
+    style
+}
+
+/// [`string_style`] worked out.
+fn decide_string_style(s: &str) -> Style {
     if s.contains('\t') || (!s.contains('\n') && go_yaml_v2_non_string(s)) {
         return Style::Double;
     }
