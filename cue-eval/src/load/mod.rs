@@ -620,13 +620,14 @@ impl<'a> Loader<'a> {
         let mut skim = (!in_main_module
             && !self.cfg.eager_imports
             && memchr::memmem::find(text.as_bytes(), b"@embed").is_none())
-        .then(|| cache::skim(self.cfg.parse_cache.as_deref(), &text))
+        .then(|| cache::skim(self.cfg.parse_cache.as_deref(), &name, &text))
         .flatten();
         let mut parsed = skim.as_ref().map(|sk| {
             let head = prune::ranges(sk, &|i| sk.chunks[i].label.is_none());
             cache::parse_ranges(
                 self.cfg.parse_cache.as_deref(),
                 FileId(idx as u32),
+                &name,
                 &text,
                 &head,
             )
@@ -641,6 +642,7 @@ impl<'a> Loader<'a> {
             cache::parse_with(
                 self.cfg.parse_cache.as_deref(),
                 FileId(idx as u32),
+                &name,
                 &text,
                 in_main_module,
             )

@@ -177,7 +177,7 @@ pub(super) fn apply(
                 continue;
             }
             let file = &b.files[f];
-            match super::cache::skim(cache, &file.text) {
+            match super::cache::skim(cache, &file.name, &file.text) {
                 Some(s) => p.refs(f, &s.refs),
                 None => {
                     // Not skimmable: every package the file imports is needed whole.
@@ -267,7 +267,8 @@ pub(super) fn parse_kept(
     kept: &[(usize, usize)],
     cache: Option<&super::ParseCache>,
 ) -> Result<crate::ast::File, LoadError> {
-    let (ast, errs) = super::cache::parse_ranges(cache, FileId(f as u32), &file.text, kept);
+    let (ast, errs) =
+        super::cache::parse_ranges(cache, FileId(f as u32), &file.name, &file.text, kept);
     let lines_up = errs.is_empty()
         && ast.decls.len() == kept.len()
         && ast
@@ -278,7 +279,8 @@ pub(super) fn parse_kept(
     if lines_up {
         return Ok(ast);
     }
-    let (ast, errs) = super::cache::parse_with(cache, FileId(f as u32), &file.text, false);
+    let (ast, errs) =
+        super::cache::parse_with(cache, FileId(f as u32), &file.name, &file.text, false);
     if let Some(e) = errs.first() {
         let sf = FileRef::new(&file.name, &file.text);
         return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
