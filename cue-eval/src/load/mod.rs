@@ -630,12 +630,12 @@ impl<'a> Loader<'a> {
         };
         let idx = self.build.files.len();
         // Outside the main module, only what the build reaches is parsed in the end; for now
-        // the package clause, imports and unlabelled declarations (see `prune.rs`).
-        let mut skim = (!in_main_module
-            && !self.cfg.eager_imports
-            && memchr::memmem::find(text.as_bytes(), b"@embed").is_none())
-        .then(|| cache::skim(self.cfg.parse_cache.as_deref(), &name, &text))
-        .flatten();
+        // the package clause, imports and unlabelled declarations (see `prune.rs`). A file
+        // with `@embed` attributes is parsed whole, for `embed.rs`.
+        let mut skim = (!in_main_module && !self.cfg.eager_imports)
+            .then(|| cache::skim(self.cfg.parse_cache.as_deref(), &name, &text))
+            .flatten()
+            .filter(|sk| !sk.embeds);
         let mut parsed = skim.as_ref().map(|sk| {
             let head = prune::ranges(sk, &|i| sk.chunks[i].label.is_none());
             cache::parse_ranges(
