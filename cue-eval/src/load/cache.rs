@@ -2,6 +2,11 @@
 //! lets many loads of the same module (the instances of a bundle, built on several threads)
 //! skim and parse each file once. A result is reused only for the same text at the same file
 //! id (positions carry the id) and the same parse request; anything else parses anew.
+//!
+//! Results are found by the file's name, the request and the text's length, and the text is
+//! then compared in full: looking a file up costs a hash of its name and one comparison of
+//! its text, not a hash of its text. A file whose text changes keeps the slot of the text it
+//! had first; the new text is parsed anew every time it is asked for.
 
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +33,7 @@ enum Request {
 struct Key {
     file: u32,
     request: Request,
-    text_hash: u64,
+    name_hash: u64,
     text_len: usize,
 }
 
@@ -78,29 +83,31 @@ impl ParseCache {
         self.reused.load(Ordering::Relaxed)
     }
 
-    fn slot(&self, file: FileId, request: Request, text: &str) -> Arc<OnceLock<Slot>> {
+    fn slot(&self, file: FileId, request: Request, name: &str, text: &str) -> Arc<OnceLock<Slot>> {
         let mut h = FxHasher::default();
-        text.hash(&mut h);
+        name.hash(&mut h);
         let key = Key {
             file: file.0,
             request,
-            text_hash: h.finish(),
+            name_hash: h.finish(),
             text_len: text.len(),
         };
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.entry(key).or_default().clone()
     }
 
-    /// The result for `request` on `text`, computing it with `compute` when absent (or when
-    /// the cached text differs: then the result is computed and not kept).
+    /// The result for `request` on `text` (of the file named `name`), computing it with
+    /// `compute` when absent (or when the cached text differs: then the result is computed and
+    /// not kept).
     fn get(
         &self,
         file: FileId,
         request: Request,
+        name: &str,
         text: &str,
         compute: impl FnOnce() -> Outcome,
     ) -> Outcome {
-        let slot = self.slot(file, request, text);
+        let slot = self.slot(file, request, name, text);
         let mut fresh = false;
         let mut compute = Some(compute);
         let s = slot.get_or_init(|| {
@@ -126,12 +133,13 @@ impl ParseCache {
     }
 }
 
-/// `skim(text)`, through `cache` when there is one (a cached skim is shared, not copied).
-pub(super) fn skim(cache: Option<&ParseCache>, text: &str) -> Option<Arc<Skim>> {
+/// `skim(text)` of the file named `name`, through `cache` when there is one (a cached skim is
+/// shared, not copied).
+pub(super) fn skim(cache: Option<&ParseCache>, name: &str, text: &str) -> Option<Arc<Skim>> {
     let Some(c) = cache else {
         return skim::skim(text).map(Arc::new);
     };
-    match c.get(FileId(0), Request::Skim, text, || {
+    match c.get(FileId(0), Request::Skim, name, text, || {
         Outcome::Skimmed(skim::skim(text).map(Arc::new))
     }) {
         Outcome::Skimmed(s) => s,
@@ -139,36 +147,42 @@ pub(super) fn skim(cache: Option<&ParseCache>, text: &str) -> Option<Arc<Skim>> 
     }
 }
 
-/// `parse_with(file, text, comments)`, through `cache` when there is one.
+/// `parse_with(file, text, comments)` of the file named `name`, through `cache` when there is
+/// one.
 pub(super) fn parse_with(
     cache: Option<&ParseCache>,
     file: FileId,
+    name: &str,
     text: &str,
     comments: bool,
 ) -> (File, Vec<ParseError>) {
     let Some(c) = cache else {
         return crate::parse_with(file, text, comments);
     };
-    parsed(c.get(file, Request::Whole(comments), text, || {
+    parsed(c.get(file, Request::Whole(comments), name, text, || {
         let (f, e) = crate::parse_with(file, text, comments);
         Outcome::Parsed(f, e)
     }))
 }
 
-/// `parse_ranges(file, text, ranges)`, through `cache` when there is one.
+/// `parse_ranges(file, text, ranges)` of the file named `name`, through `cache` when there is
+/// one.
 pub(super) fn parse_ranges(
     cache: Option<&ParseCache>,
     file: FileId,
+    name: &str,
     text: &str,
     ranges: &[(usize, usize)],
 ) -> (File, Vec<ParseError>) {
     let Some(c) = cache else {
         return crate::parse_ranges(file, text, ranges);
     };
-    parsed(c.get(file, Request::Ranges(ranges.to_vec()), text, || {
-        let (f, e) = crate::parse_ranges(file, text, ranges);
-        Outcome::Parsed(f, e)
-    }))
+    parsed(
+        c.get(file, Request::Ranges(ranges.to_vec()), name, text, || {
+            let (f, e) = crate::parse_ranges(file, text, ranges);
+            Outcome::Parsed(f, e)
+        }),
+    )
 }
 
 fn parsed(o: Outcome) -> (File, Vec<ParseError>) {
@@ -186,8 +200,8 @@ mod tests {
     fn a_parse_is_computed_once_and_then_reused() {
         let c = ParseCache::new();
         let text = "package p\na: 1\nb: a\n";
-        let (f1, e1) = parse_with(Some(&c), FileId(3), text, false);
-        let (f2, e2) = parse_with(Some(&c), FileId(3), text, false);
+        let (f1, e1) = parse_with(Some(&c), FileId(3), "p.cue", text, false);
+        let (f2, e2) = parse_with(Some(&c), FileId(3), "p.cue", text, false);
         assert_eq!((c.computed(), c.reused()), (1, 1));
         assert_eq!(f1, f2);
         assert_eq!(e1, e2);
@@ -198,16 +212,24 @@ mod tests {
     fn another_file_id_or_text_or_request_parses_anew() {
         let c = ParseCache::new();
         let text = "package p\na: 1\n";
-        parse_with(Some(&c), FileId(0), text, false);
-        let (f, _) = parse_with(Some(&c), FileId(1), text, false);
+        parse_with(Some(&c), FileId(0), "p.cue", text, false);
+        let (f, _) = parse_with(Some(&c), FileId(1), "p.cue", text, false);
         assert_eq!(f, crate::parse_with(FileId(1), text, false).0);
-        parse_with(Some(&c), FileId(0), "package p\na: 2\n", false);
-        parse_with(Some(&c), FileId(0), text, true);
-        parse_ranges(Some(&c), FileId(0), text, &[(10, 14)]);
-        assert_eq!((c.computed(), c.reused()), (5, 0));
-        assert_eq!(skim(Some(&c), text).as_deref(), skim::skim(text).as_ref());
-        assert_eq!(skim(Some(&c), text).as_deref(), skim::skim(text).as_ref());
-        assert_eq!((c.computed(), c.reused()), (6, 1));
+        // Another text of the same length under the same name: its own tree, every time.
+        let edited = "package p\na: 2\n";
+        for _ in 0..2 {
+            let (f, _) = parse_with(Some(&c), FileId(0), "p.cue", edited, false);
+            assert_eq!(f, crate::parse_with(FileId(0), edited, false).0);
+        }
+        parse_with(Some(&c), FileId(0), "p.cue", text, true);
+        parse_ranges(Some(&c), FileId(0), "p.cue", text, &[(10, 14)]);
+        // The same text under another name.
+        parse_with(Some(&c), FileId(0), "q.cue", text, false);
+        assert_eq!((c.computed(), c.reused()), (7, 0));
+        let sk = |name| skim(Some(&c), name, text);
+        assert_eq!(sk("p.cue").as_deref(), skim::skim(text).as_ref());
+        assert_eq!(sk("p.cue").as_deref(), skim::skim(text).as_ref());
+        assert_eq!((c.computed(), c.reused()), (8, 1));
     }
 
     #[test]
@@ -216,7 +238,7 @@ mod tests {
         let text = "package p\n".to_string() + &"x: {a: 1, b: [1, 2]}\n".repeat(200);
         std::thread::scope(|s| {
             for _ in 0..4 {
-                s.spawn(|| parse_with(Some(&c), FileId(0), &text, false));
+                s.spawn(|| parse_with(Some(&c), FileId(0), "p.cue", &text, false));
             }
         });
         assert_eq!((c.computed(), c.reused()), (1, 3));

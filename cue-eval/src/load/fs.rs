@@ -2,21 +2,37 @@
 //! overlay of files that replace or add to it, by absolute path.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashSet as HashSet;
 
 use super::LoadError;
 
 pub(super) struct Fs {
     overlay: BTreeMap<PathBuf, String>,
+    /// The directories above the overlay's files (each one's parents up to the root).
+    overlay_dirs: HashSet<OsString>,
 }
 
 impl Fs {
+    /// The disk with `overlay`, whose paths are absolute and cleaned (no `.`, `..`, `//` or
+    /// trailing `/`), as the loader's own paths are.
     pub(super) fn new(overlay: BTreeMap<PathBuf, String>) -> Fs {
-        Fs { overlay }
+        let overlay_dirs = overlay
+            .keys()
+            .flat_map(|k| k.ancestors().skip(1))
+            .map(|d| d.as_os_str().to_owned())
+            .collect();
+        Fs {
+            overlay,
+            overlay_dirs,
+        }
     }
 
+    /// Whether an overlay file is below `p` (so `p` is a directory of the overlay).
     fn overlay_has_dir(&self, p: &Path) -> bool {
-        self.overlay.keys().any(|k| k.starts_with(p) && k != p)
+        !self.overlay_dirs.is_empty() && self.overlay_dirs.contains(p.as_os_str())
     }
 
     pub(super) fn exists(&self, p: &Path) -> bool {

@@ -39,6 +39,7 @@ pub(crate) mod tags;
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap as HashMap;
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
@@ -369,14 +370,16 @@ struct Loader<'a> {
     chain: Vec<String>,
     build_tags: Vec<String>,
     limits: Limits,
-    /// Files already parsed, by path.
-    parsed: HashMap<PathBuf, usize>,
+    /// Files already parsed, by path. The loader's paths are cleaned ([`clean`]) or joined
+    /// from cleaned directories and plain names, so one file has one spelling, and the maps
+    /// by path hash and compare its bytes rather than its components.
+    parsed: HashMap<OsString, usize>,
     /// Files of imported packages parsed lazily (only what is reachable; see `prune.rs`).
     lazy: HashMap<usize, prune::Lazy>,
     /// What [`Loader::dir_files`] found in each directory already read. The parent directories
     /// of a vendored package are read again for every package below them, and a file is parsed
     /// once per load whichever directory asks for it, so the answer does not change.
-    dirs: HashMap<PathBuf, Vec<(usize, Option<String>)>>,
+    dirs: HashMap<OsString, Vec<(usize, Option<String>)>>,
 }
 
 /// Whether an import path names a standard-library package (no dot in its first element).
@@ -384,6 +387,16 @@ pub fn is_std_path(path: &str) -> bool {
     let p = path.split(':').next().unwrap_or(path);
     let first = p.split('/').next().unwrap_or(p);
     !first.contains('.')
+}
+
+/// Whether `p` is `root` or below it, for cleaned paths: [`Path::starts_with`] on their bytes,
+/// which is what it answers on components when neither path has `.`, `//` or a trailing `/`.
+fn within(p: &Path, root: &Path) -> bool {
+    let (p, r) = (
+        p.as_os_str().as_encoded_bytes(),
+        root.as_os_str().as_encoded_bytes(),
+    );
+    p.starts_with(r) && (p.len() == r.len() || r.ends_with(b"/") || p[r.len()] == b'/')
 }
 
 /// Lexically cleaned path (`.` dropped, `..` applied), without touching the file system.
@@ -600,11 +613,12 @@ impl<'a> Loader<'a> {
 
     /// Reads and parses one file, applying `@if`/`@ignore`; returns its index.
     fn parse_file(&mut self, path: &Path, in_main_module: bool) -> Result<usize, LoadError> {
-        if let Some(&i) = self.parsed.get(path) {
+        if let Some(&i) = self.parsed.get(path.as_os_str()) {
             return Ok(i);
         }
         let bytes = self.fs.read_bytes(path)?;
-        let name = path.display().to_string();
+        // What `path.display()` writes, without the formatting machinery.
+        let name = path.to_string_lossy().into_owned();
         let text = match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
@@ -616,17 +630,18 @@ impl<'a> Loader<'a> {
         };
         let idx = self.build.files.len();
         // Outside the main module, only what the build reaches is parsed in the end; for now
-        // the package clause, imports and unlabelled declarations (see `prune.rs`).
-        let mut skim = (!in_main_module
-            && !self.cfg.eager_imports
-            && memchr::memmem::find(text.as_bytes(), b"@embed").is_none())
-        .then(|| cache::skim(self.cfg.parse_cache.as_deref(), &text))
-        .flatten();
+        // the package clause, imports and unlabelled declarations (see `prune.rs`). A file
+        // with `@embed` attributes is parsed whole, for `embed.rs`.
+        let mut skim = (!in_main_module && !self.cfg.eager_imports)
+            .then(|| cache::skim(self.cfg.parse_cache.as_deref(), &name, &text))
+            .flatten()
+            .filter(|sk| !sk.embeds);
         let mut parsed = skim.as_ref().map(|sk| {
             let head = prune::ranges(sk, &|i| sk.chunks[i].label.is_none());
             cache::parse_ranges(
                 self.cfg.parse_cache.as_deref(),
                 FileId(idx as u32),
+                &name,
                 &text,
                 &head,
             )
@@ -641,6 +656,7 @@ impl<'a> Loader<'a> {
             cache::parse_with(
                 self.cfg.parse_cache.as_deref(),
                 FileId(idx as u32),
+                &name,
                 &text,
                 in_main_module,
             )
@@ -660,7 +676,7 @@ impl<'a> Loader<'a> {
             in_main_module,
             excluded,
         });
-        self.parsed.insert(path.to_path_buf(), idx);
+        self.parsed.insert(path.as_os_str().to_owned(), idx);
         Ok(idx)
     }
 
@@ -723,7 +739,7 @@ impl<'a> Loader<'a> {
         dir: &Path,
         in_main_module: bool,
     ) -> Result<Vec<(usize, Option<String>)>, LoadError> {
-        if let Some(found) = self.dirs.get(dir) {
+        if let Some(found) = self.dirs.get(dir.as_os_str()) {
             return Ok(found.clone());
         }
         let mut out = Vec::new();
@@ -734,7 +750,7 @@ impl<'a> Loader<'a> {
                 out.push((idx, f.ast.package_name().map(str::to_string)));
             }
         }
-        self.dirs.insert(dir.to_path_buf(), out.clone());
+        self.dirs.insert(dir.as_os_str().to_owned(), out.clone());
         Ok(out)
     }
 
@@ -825,12 +841,12 @@ impl<'a> Loader<'a> {
         in_main_module: bool,
     ) -> Result<Vec<usize>, LoadError> {
         let mut out = Vec::new();
-        if !dir.starts_with(root) || dir == root {
+        if !within(dir, root) || dir == root {
             return Ok(out);
         }
         let mut d = dir.parent();
         while let Some(p) = d {
-            if !p.starts_with(root) {
+            if !within(p, root) {
                 break;
             }
             for (idx, n) in self.dir_files(p, in_main_module)? {
@@ -941,7 +957,6 @@ impl<'a> Loader<'a> {
             };
             if let Some(rest) = rest {
                 let dir = clean(&module.root.join(rest));
-                searched.push(dir.display().to_string());
                 if self.fs.is_dir(&dir) {
                     let files = self.package_in(&dir, &module.root, &name, true)?;
                     if !files.is_empty() {
@@ -949,6 +964,7 @@ impl<'a> Loader<'a> {
                         found.extend(files);
                     }
                 }
+                searched.push(dir);
             }
         }
         // cue.mod/{gen,pkg,usr}, merged.
@@ -956,7 +972,6 @@ impl<'a> Loader<'a> {
         for sub in ["gen", "pkg", "usr"] {
             let base = module.root.join("cue.mod").join(sub);
             let dir = clean(&base.join(p));
-            searched.push(dir.display().to_string());
             if self.fs.is_dir(&dir) {
                 let files = self.package_in(&dir, &base, &name, false)?;
                 if !files.is_empty() {
@@ -964,6 +979,7 @@ impl<'a> Loader<'a> {
                     found.extend(files);
                 }
             }
+            searched.push(dir);
         }
         if in_module && in_cue_mod {
             return Err(LoadError::at(
@@ -978,7 +994,11 @@ impl<'a> Loader<'a> {
             return Err(LoadError::at(
                 format!(
                     "cannot find package {path:?}: no files of package {name:?} in any of:\n\t{}",
-                    searched.join("\n\t")
+                    searched
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n\t")
                 ),
                 &here(self, from),
                 offset,

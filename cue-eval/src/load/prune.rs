@@ -79,6 +79,9 @@ struct Pruner<'b> {
     pkgs_of: HashMap<usize, Vec<Pkg>>,
     /// By package: label → chunks (file, index) with that label.
     labels: Vec<ChunksByLabel<'b>>,
+    /// By package: the first bytes of its labels, as a set of 256 bits, to dismiss most
+    /// identifiers that are not labels of the package without hashing them.
+    label_starts: Vec<[u64; 4]>,
     /// By package: labels already needed; a package in `all` is kept whole.
     needed: Vec<HashSet<&'b str>>,
     all: Vec<bool>,
@@ -166,6 +169,7 @@ pub(super) fn apply(
             pkg_files: b.imports.values().map(Vec::as_slice).collect(),
             pkgs_of: HashMap::default(),
             labels: (0..n).map(|_| HashMap::default()).collect(),
+            label_starts: vec![[0; 4]; n],
             needed: (0..n).map(|_| HashSet::default()).collect(),
             all: vec![false; n],
             work: Vec::new(),
@@ -177,7 +181,7 @@ pub(super) fn apply(
                 continue;
             }
             let file = &b.files[f];
-            match super::cache::skim(cache, &file.text) {
+            match super::cache::skim(cache, &file.name, &file.text) {
                 Some(s) => p.refs(f, &s.refs),
                 None => {
                     // Not skimmable: every package the file imports is needed whole.
@@ -267,7 +271,8 @@ pub(super) fn parse_kept(
     kept: &[(usize, usize)],
     cache: Option<&super::ParseCache>,
 ) -> Result<crate::ast::File, LoadError> {
-    let (ast, errs) = super::cache::parse_ranges(cache, FileId(f as u32), &file.text, kept);
+    let (ast, errs) =
+        super::cache::parse_ranges(cache, FileId(f as u32), &file.name, &file.text, kept);
     let lines_up = errs.is_empty()
         && ast.decls.len() == kept.len()
         && ast
@@ -278,7 +283,8 @@ pub(super) fn parse_kept(
     if lines_up {
         return Ok(ast);
     }
-    let (ast, errs) = super::cache::parse_with(cache, FileId(f as u32), &file.text, false);
+    let (ast, errs) =
+        super::cache::parse_with(cache, FileId(f as u32), &file.name, &file.text, false);
     if let Some(e) = errs.first() {
         let sf = FileRef::new(&file.name, &file.text);
         return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
@@ -290,6 +296,12 @@ impl<'b> Pruner<'b> {
     fn index(&mut self) {
         let b = self.build;
         for (pkg, files) in b.imports.values().enumerate() {
+            let chunks: usize = files
+                .iter()
+                .filter_map(|f| self.lazy.get(f))
+                .map(|lz| lz.skim.chunks.len())
+                .sum();
+            self.labels[pkg].reserve(chunks);
             for &f in files {
                 let Some(lz) = self.lazy.get(&f) else {
                     continue;
@@ -298,6 +310,8 @@ impl<'b> Pruner<'b> {
                 let text = &b.files[f].text;
                 for (i, c) in lz.skim.chunks.iter().enumerate() {
                     if let Some((s, e)) = c.label {
+                        let first = text.as_bytes()[s as usize] as usize;
+                        self.label_starts[pkg][first / 64] |= 1 << (first % 64);
                         self.labels[pkg]
                             .entry(&text[s as usize..e as usize])
                             .or_default()
@@ -393,7 +407,12 @@ impl<'b> Pruner<'b> {
             return;
         }
         // Most identifiers are not top-level labels of the package (field names, builtins):
-        // they are dismissed before the set of needed labels grows by one.
+        // they are dismissed before the set of needed labels grows by one, most of them by
+        // their first byte (the labels of vendored schemas are mostly `#Definitions`).
+        let first = label.as_bytes().first().copied().unwrap_or(0) as usize;
+        if self.label_starts[pkg][first / 64] & (1 << (first % 64)) == 0 {
+            return;
+        }
         let Some(chunks) = self.labels[pkg].get(label) else {
             return;
         };

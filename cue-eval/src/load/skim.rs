@@ -51,6 +51,8 @@ pub struct Skim {
     /// The identifiers of all declarations, in the order they are written (one vector for the
     /// file rather than one per declaration).
     pub refs: Vec<Ref>,
+    /// Whether an `@embed` attribute is written anywhere (outside comments and strings).
+    pub embeds: bool,
 }
 
 impl Skim {
@@ -68,6 +70,7 @@ pub fn skim(src: &str) -> Option<Skim> {
         i: 0,
         refs: Vec::new(),
         nest: 0,
+        embeds: false,
     };
     s.top()
 }
@@ -118,6 +121,7 @@ struct Scanner<'a> {
     i: usize,
     refs: Vec<Ref>,
     nest: u32,
+    embeds: bool,
 }
 
 impl Scanner<'_> {
@@ -164,6 +168,7 @@ impl Scanner<'_> {
         Some(Skim {
             chunks,
             refs: std::mem::take(&mut self.refs),
+            embeds: self.embeds,
         })
     }
 
@@ -236,9 +241,11 @@ impl Scanner<'_> {
             b'@' => {
                 // An attribute: `@name(` … balanced … `)`.
                 self.i += 1;
+                let name = self.i;
                 while self.i < self.b.len() && ident_byte(self.b[self.i]) {
                     self.i += 1;
                 }
+                self.embeds |= &self.b[name..self.i] == b"embed";
                 if self.peek(0) == b'(' {
                     self.i += 1;
                     self.balanced(b')')?;
@@ -518,6 +525,19 @@ mod tests {
                 ("v1", None, true),
             ]
         );
+    }
+
+    /// `@embed` attributes are noticed wherever they are written, and only they: not in
+    /// comments or strings, and not other attributes.
+    #[test]
+    fn embed_attributes_are_noticed() {
+        let embeds = |src: &str| skim(src).expect("skims").embeds;
+        assert!(embeds("package p\na: _ @embed(file=\"x.json\")\n"));
+        assert!(embeds("package p\na: b: {c: _ @embed(glob=*.yaml)}\n"));
+        assert!(!embeds("package p\n// a: _ @embed(file=x.json)\n"));
+        assert!(!embeds(
+            "package p\na: \"@embed(file=x.json)\"\nb: _ @embedded(x)\n"
+        ));
     }
 
     #[test]
