@@ -144,7 +144,21 @@ impl<W: std::io::Write> JsonWriter<W> {
         self.failed.is_some()
     }
 
+    /// Opens a list (`list`) or struct with `open` where the next value goes.
+    fn begin(&mut self, open: char, list: bool) {
+        if self.stopped() {
+            return;
+        }
+        self.before_value();
+        self.out.push(open);
+        self.open.push((list, false));
+    }
+
+    /// Closes the innermost open list or struct with `close`.
     fn end(&mut self, close: char) {
+        if self.stopped() {
+            return;
+        }
         if let Some((_, any)) = self.open.pop() {
             if any {
                 newline(&mut self.out, self.open.len());
@@ -172,26 +186,13 @@ impl<W: std::io::Write> Sink for JsonWriter<W> {
         self.scalar(|out, _| write_bytes(out, b));
     }
     fn begin_list(&mut self, _: usize) {
-        if self.stopped() {
-            return;
-        }
-        self.before_value();
-        self.out.push('[');
-        self.open.push((true, false));
+        self.begin('[', true);
     }
     fn end_list(&mut self) {
-        if self.stopped() {
-            return;
-        }
         self.end(']');
     }
     fn begin_struct(&mut self, _: usize) {
-        if self.stopped() {
-            return;
-        }
-        self.before_value();
-        self.out.push('{');
-        self.open.push((false, false));
+        self.begin('{', false);
     }
     fn field(&mut self, name: &str) {
         if self.stopped() {
@@ -203,9 +204,6 @@ impl<W: std::io::Write> Sink for JsonWriter<W> {
         }
     }
     fn end_struct(&mut self) {
-        if self.stopped() {
-            return;
-        }
         self.end('}');
     }
 }
