@@ -52,13 +52,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Format::Json => {
             // Nothing is written unless every selection exports: the texts are kept until then.
-            let mut texts = Vec::with_capacity(selections.len());
-            for s in &selections {
-                match root.lookup(s).and_then(|v| v.to_json()) {
-                    Ok(t) => texts.push(t),
-                    Err(e) => return Ok(fail_with(&e)),
-                }
-            }
+            let texts = match each_selection(&root, &selections, cue_eval::Value::to_json) {
+                Ok(t) => t,
+                Err(e) => return Ok(fail_with(&e)),
+            };
             let mut out = std::io::stdout().lock();
             for t in &texts {
                 out.write_all(t.as_bytes())?;
@@ -67,13 +64,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             std::mem::forget(texts);
         }
         Format::Yaml => {
-            let mut docs = Vec::with_capacity(selections.len());
-            for s in &selections {
-                match root.lookup(s).and_then(|v| v.export()) {
-                    Ok(d) => docs.push(d),
-                    Err(e) => return Ok(fail_with(&e)),
-                }
-            }
+            let docs = match each_selection(&root, &selections, cue_eval::Value::export) {
+                Ok(d) => d,
+                Err(e) => return Ok(fail_with(&e)),
+            };
             if docs.len() == 1 {
                 print!("{}", to_yaml(&docs[0]));
             } else {
@@ -86,4 +80,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // only cost time.
     std::mem::forget(root);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `export` of the value at each selection, in order, or the first error.
+fn each_selection<T>(
+    root: &cue_eval::Value,
+    selections: &[String],
+    export: impl Fn(&cue_eval::Value) -> cue_eval::Result<T>,
+) -> cue_eval::Result<Vec<T>> {
+    selections
+        .iter()
+        .map(|s| root.lookup(s).and_then(|v| export(&v)))
+        .collect()
 }
