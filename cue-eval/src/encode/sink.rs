@@ -67,6 +67,21 @@ impl DataBuilder {
         self.done
     }
 
+    /// The value `report` reports to a new builder, when it says it reported one.
+    pub(crate) fn build(report: impl FnOnce(&mut DataBuilder) -> bool) -> Option<Data> {
+        let mut b = DataBuilder::default();
+        if report(&mut b) { b.finish() } else { None }
+    }
+
+    /// The value an export reports to a new builder, or the export's error.
+    pub(crate) fn build_export<E>(
+        export: impl FnOnce(&mut DataBuilder) -> Result<(), E>,
+    ) -> Result<Data, E> {
+        let mut b = DataBuilder::default();
+        export(&mut b)?;
+        Ok(b.finish().expect("an export that succeeds reports a value"))
+    }
+
     fn value(&mut self, d: Data) {
         match self.open.last_mut() {
             None => self.done = Some(d),

@@ -344,9 +344,7 @@ impl Instance {
 
     /// Evaluates everything and exports the root as concrete data (`cue export`).
     pub fn export(&mut self) -> Result<Data, Vec<EvalError>> {
-        let mut b = crate::encode::sink::DataBuilder::default();
-        self.export_to(&mut b)?;
-        Ok(b.finish().expect("an export that succeeds reports a value"))
+        crate::encode::sink::DataBuilder::build_export(|b| self.export_to(b))
     }
 
     /// [`Instance::export`] reported to `sink`; after an error, what the sink received is to be

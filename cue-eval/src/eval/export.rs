@@ -65,12 +65,7 @@ impl Runtime {
         errs: &mut Vec<ExportError>,
         depth: usize,
     ) -> Option<Data> {
-        let mut b = DataBuilder::default();
-        if self.export_to(v, &mut b, errs, depth) {
-            b.finish()
-        } else {
-            None
-        }
+        DataBuilder::build(|b| self.export_to(v, b, errs, depth))
     }
 
     /// Exports a vertex to `sink`, in output order: whether it exports, with the errors that
@@ -258,12 +253,7 @@ impl Runtime {
 
 /// Data for a concrete scalar.
 pub fn scalar_data(v: &Value) -> Option<Data> {
-    let mut b = DataBuilder::default();
-    if scalar_to(v, &mut b) {
-        b.finish()
-    } else {
-        None
-    }
+    DataBuilder::build(|b| scalar_to(v, b))
 }
 
 /// Reports a concrete scalar to `sink`: whether `v` is one.

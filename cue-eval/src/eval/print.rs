@@ -141,9 +141,7 @@ fn aborted_error(rt: &Runtime) -> Option<ExportError> {
 
 /// `cue export -e a.b`: the concrete data of the value at a path of labels.
 pub fn export_path(inst: &mut Instance, path: &[&str]) -> Result<Data, Vec<EvalError>> {
-    let mut b = DataBuilder::default();
-    export_path_to(inst, path, &mut b)?;
-    Ok(b.finish().expect("an export that succeeds reports a value"))
+    DataBuilder::build_export(|b| export_path_to(inst, path, b))
 }
 
 /// [`export_path`] reported to `sink`; after an error, what the sink received is to be

@@ -712,9 +712,7 @@ impl Value {
     /// whose package is finished first, as `cue` does, so that a struct with a permanent error
     /// in one of its fields is an error for the selection too).
     pub fn export(&self) -> Result<Data> {
-        let mut b = DataBuilder::default();
-        self.export_to(&mut b)?;
-        Ok(b.finish().expect("an export that succeeds reports a value"))
+        DataBuilder::build_export(|b| self.export_to(b))
     }
 
     /// What [`Value::export`] does, with the data reported to `sink` instead of built; after an
