@@ -642,14 +642,13 @@ impl Runtime {
                 break;
             };
             let (env, x, span) = (wc.env.clone(), wc.x.clone(), wc.span);
-            let carried = Carried {
+            let wc = Carried {
                 group: wc.ci.group,
                 optional: wc.ci.optional,
                 in_def: wc.ci.in_def,
                 ref_span: wc.ci.ref_span,
                 hops: wc.ci.hops,
             };
-            let wc = carried;
             // A conjunct that carries no closedness of its own belongs, at its new place, to the
             // group of the reference (so what a definition embeds through it is allowed there).
             let group = match def_group {
