@@ -62,6 +62,7 @@ pub fn parse_with(file: FileId, src: &str, comments: bool) -> (ast::File, Vec<Pa
     let mut ctx = Ctx {
         file,
         errors: Vec::new(),
+        field_attrs: true,
     };
     if let Ok(decls) = descent::parse_file(&mut ctx, lexer.by_ref())
         && lexer.errors.is_empty()
@@ -91,7 +92,13 @@ fn parse_grammar(file: FileId, src: &str, comments: bool) -> (ast::File, Vec<Par
 }
 
 /// Parses only the given byte ranges of `src`, each one or more whole top-level declarations,
-/// in order. Positions are those of `src`. Comments are not collected.
+/// in order. Positions are those of `src`. Comments are not collected, and neither are the
+/// attributes written after a field's value (`a: int @go(A)`): the loader parses ranges only
+/// of files outside the main module, whose field attributes nothing reads (`@tag` and
+/// `@embed` apply in the main module, and [`crate::Value::attributes`] reads the main
+/// package), while the vendored Kubernetes schemas carry one or two on every field.
+/// Declaration attributes (`@if(x)` before the package clause) are kept. (Input with syntax
+/// errors goes through the grammar, which keeps both.)
 ///
 /// All ranges go through one run of the parser: the tokens of each range, lexed on their own,
 /// follow each other with a comma between (the one the lexer inserts at the end of a range, or
@@ -106,6 +113,7 @@ pub fn parse_ranges(
     let mut ctx = Ctx {
         file,
         errors: Vec::new(),
+        field_attrs: false,
     };
     let mut tokens = RangeTokens {
         lexers: range_lexers(file, src, ranges, &mut errors).into_iter(),
@@ -124,6 +132,7 @@ pub fn parse_ranges(
     let mut ctx = Ctx {
         file,
         errors: Vec::new(),
+        field_attrs: true,
     };
     let mut tokens = RangeTokens {
         lexers: lexers.into_iter(),
@@ -225,6 +234,7 @@ fn parse_decls(
     let mut ctx = Ctx {
         file,
         errors: Vec::new(),
+        field_attrs: true,
     };
     match parser.parse(&mut ctx, lexer.by_ref().map(Ok)) {
         Ok(d) => decls.extend(d),
@@ -327,6 +337,9 @@ fn check_preamble(decls: &[Decl], errors: &mut Vec<ParseError>) {
 pub struct Ctx {
     file: FileId,
     errors: Vec<ParseError>,
+    /// Whether the fast path keeps the attributes written after a field's value; a parse of
+    /// kept declaration ranges leaves them out (see [`parse_ranges`]).
+    field_attrs: bool,
 }
 
 type Recovery<'s> = ErrorRecovery<usize, Tok<'s>, LexError>;
@@ -643,4 +656,44 @@ pub fn check_parser(src: &str) {
     );
     let twice = crate::format::format_file(&again, &formatted);
     assert_eq!(formatted, twice, "formatting is not idempotent");
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    fn fields(decls: &[ast::Decl]) -> Vec<&ast::Field> {
+        decls
+            .iter()
+            .filter_map(|d| match d {
+                ast::Decl::Field(f) => Some(&**f),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parsing_ranges_leaves_out_field_attributes_only() {
+        let src = "@if(x)\npackage p\n\na: int @go(A) @protobuf(1)\nb: {c: string @go(C)}\n";
+        let a = src.find("a:").unwrap();
+        let b = src.find("b:").unwrap();
+        let ranges = [(0, "@if(x)".len()), (a, b - 1), (b, src.len() - 1)];
+        let (ranged, errors) = parse_ranges(FileId(0), src, &ranges);
+        assert!(errors.is_empty(), "{errors:?}");
+        let (whole, _) = parse(FileId(0), src);
+
+        assert!(matches!(&ranged.decls[0], ast::Decl::Attribute(at) if &*at.text == "@if(x)"));
+        let (kept, all) = (fields(&ranged.decls), fields(&whole.decls));
+        assert_eq!(kept.len(), 2);
+        assert_eq!(all[0].attrs.len(), 2);
+        assert!(kept[0].attrs.is_empty());
+        assert_eq!(
+            kept[0].span, all[0].span,
+            "the field still ends after its attributes"
+        );
+        let ast::Expr::Struct(inner) = &kept[1].value else {
+            panic!("b is a struct")
+        };
+        assert!(fields(&inner.decls)[0].attrs.is_empty());
+    }
 }

@@ -354,7 +354,11 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                 _ => {
                     let mut attrs = Vec::new();
                     while let Some(Tok::Attr(_)) = self.tok() {
-                        attrs.push(self.attribute());
+                        if self.ctx.field_attrs {
+                            attrs.push(self.attribute());
+                        } else {
+                            self.bump();
+                        }
                     }
                     return Ok((e, attrs));
                 }
@@ -907,6 +911,7 @@ mod tests {
         let mut ctx = Ctx {
             file: FileId(0),
             errors: Vec::new(),
+            field_attrs: true,
         };
         super::parse_file(&mut ctx, lexer.by_ref()).is_ok() && lexer.errors.is_empty()
     }
