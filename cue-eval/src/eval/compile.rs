@@ -290,7 +290,9 @@ impl<'a> Compiler<'_, 'a> {
                 let_labels.push(label);
             }
         }
-        let mut out = Vec::new();
+        // One compiled declaration per declaration but for clauses and attributes: sized once,
+        // the list keeps no slack (the vendored schemas' structs hold a few thousand fields).
+        let mut out = Vec::with_capacity(decls.len());
         let mut has_embed = false;
         let mut has_regular = false;
         let mut has_member = false;

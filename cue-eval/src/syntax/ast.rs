@@ -155,12 +155,12 @@ pub struct ImportSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     pub span: Span,
-    /// `X=` before the label.
-    pub alias: Option<Ident>,
+    /// `X=` before the label (boxed, as the postfix alias: few fields have one).
+    pub alias: Option<Box<Ident>>,
     pub label: Label,
     pub constraint: Constraint,
     /// A postfix alias `~X` or `~(K,V)` after the label (the `aliasv2` experiment).
-    pub postfix_alias: Option<PostfixAlias>,
+    pub postfix_alias: Option<Box<PostfixAlias>>,
     pub value: Expr,
     pub attrs: Vec<Attribute>,
 }
@@ -619,6 +619,13 @@ mod tests {
             size_of::<Expr>() <= 64,
             "Expr is {} bytes",
             size_of::<Expr>()
+        );
+        // A boxed `Field` is allocated for every field of every parsed file, the vendored
+        // schemas' among them: its rare parts (aliases) are boxed.
+        assert!(
+            size_of::<Field>() <= 160,
+            "Field is {} bytes",
+            size_of::<Field>()
         );
         for (name, size) in [
             ("Decl", size_of::<Decl>()),

@@ -311,7 +311,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
         (alias, label, constraint): (Option<Ident>, Label, Constraint),
     ) -> Res<Box<Field>> {
         let postfix_alias = if self.tok() == Some(Tok::Tilde) {
-            Some(self.postfix_alias()?)
+            Some(Box::new(self.postfix_alias()?))
         } else {
             None
         };
@@ -319,7 +319,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
         let (value, attrs) = guard(|| self.field_value())?;
         Ok(Box::new(Field {
             span: self.span(l),
-            alias,
+            alias: alias.map(Box::new),
             label,
             constraint,
             postfix_alias,
