@@ -39,7 +39,16 @@ fn main() {
         println!("cargo:rustc-link-arg-bin=timoni=-Wl,-z,pack-relative-relocs");
         return;
     }
-    let order = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("hot-symbols.txt");
+    // The linker reads a copy in this script's output directory: cargo keeps the flags of a run
+    // of this script until `hot-symbols.txt` changes, and a path into the source tree would
+    // go stale when the checkout moves, or when another checkout shares the target directory.
+    let source = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("hot-symbols.txt");
+    let order = std::path::Path::new(&var("OUT_DIR")).join("hot-symbols.txt");
+    if let Err(e) = std::fs::copy(&source, &order) {
+        println!("cargo:warning=no code layout: {}: {e}", source.display());
+        println!("cargo:rustc-link-arg-bin=timoni=-Wl,-z,pack-relative-relocs");
+        return;
+    }
     println!("cargo:rustc-link-arg-bin=timoni=-no-pie");
     println!(
         "cargo:rustc-link-arg-bin=timoni=-Wl,--symbol-ordering-file={}",
