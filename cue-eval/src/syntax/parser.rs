@@ -98,7 +98,7 @@ fn parse_grammar(file: FileId, src: &str, comments: bool) -> (ast::File, Vec<Par
 /// `@embed` apply in the main module, and [`crate::Value::attributes`] reads the main
 /// package), while the vendored Kubernetes schemas carry one or two on every field.
 /// Declaration attributes (`@if(x)` before the package clause) are kept. (Input with syntax
-/// errors goes through the grammar, which keeps both.)
+/// errors goes through the grammar, which keeps field attributes too.)
 ///
 /// All ranges go through one run of the parser: the tokens of each range, lexed on their own,
 /// follow each other with a comma between (the one the lexer inserts at the end of a range, or
