@@ -133,10 +133,10 @@ pub struct StructLit {
     /// The literal is in a file with the `explicitopen` experiment: embedding a definition
     /// does not open it.
     pub explicit_open: bool,
-    /// For a literal with many declarations: where the declaration at each span stands among
-    /// its fields, dynamic fields and patterns (in order), so that export's field order finds
-    /// the declaration that gave a conjunct without searching; `None` for a small literal or
-    /// when two declarations share a span.
+    /// For a literal with many declarations: the index in `decls` of the field, dynamic field
+    /// or pattern at each span, so that export's field order finds the declaration that gave
+    /// a conjunct without searching; `None` for a small literal or when two declarations share
+    /// a span.
     pub span_index: Option<rustc_hash::FxHashMap<Span, u32>>,
 }
 
@@ -160,7 +160,10 @@ impl StructLit {
             return None;
         }
         let mut m = rustc_hash::FxHashMap::default();
-        for (i, s) in decls.iter().filter_map(Self::label_decl_span).enumerate() {
+        for (i, d) in decls.iter().enumerate() {
+            let Some(s) = Self::label_decl_span(d) else {
+                continue;
+            };
             if m.insert(s, i as u32).is_some() {
                 return None;
             }

@@ -505,6 +505,8 @@ pub struct Runtime {
     pub(crate) within_memo: std::cell::RefCell<rustc_hash::FxHashMap<(u32, u32), bool>>,
     /// Recent answers of `group_within`, any kind (see [`WithinCache`]).
     pub(crate) within_cache: std::cell::RefCell<WithinCache>,
+    /// Buffers for export's field order, reused from struct to struct.
+    topo: std::cell::RefCell<toposort::TopoScratch>,
 }
 
 /// A small direct-mapped cache of `group_within` answers: a closed node asks, for every
@@ -589,6 +591,7 @@ impl Runtime {
             shares: Default::default(),
             within_memo: Default::default(),
             within_cache: Default::default(),
+            topo: Default::default(),
         }
     }
 

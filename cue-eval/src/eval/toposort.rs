@@ -48,24 +48,6 @@ struct Meta {
     /// own literals before those it reaches through references (later tasks), and that order
     /// decides between literals at one position.
     hops: u16,
-    decls: Vec<Decl>,
-}
-
-impl Meta {
-    /// The first declaration of this literal that gave `label` the conjunct at `span`.
-    fn decl_for(&self, lit: &ir::StructLit, span: Span, label: Label) -> Option<Decl> {
-        let matches = |d: &Decl| match d {
-            Decl::Field(l, s) => *s == span && *l == label,
-            Decl::Dynamic(s) | Decl::Pattern(s) => *s == span,
-        };
-        match &lit.span_index {
-            Some(m) => m
-                .get(&span)
-                .map(|&i| self.decls[i as usize])
-                .filter(|d| matches(d)),
-            None => self.decls.iter().find(|d| matches(d)).copied(),
-        }
-    }
 }
 
 impl Runtime {
@@ -89,18 +71,7 @@ impl Runtime {
                 return order;
             }
         }
-        let labels = self.feature_order(v);
-        let at: HashMap<Label, VId> = regular.iter().map(|&a| (self.v(a).label, a)).collect();
-        let mut out: Vec<VId> = labels.iter().filter_map(|l| at.get(l).copied()).collect();
-        if out.len() != regular.len() {
-            // Every arc is a node of the graph; this only guards against a label met twice.
-            for a in regular {
-                if !out.contains(&a) {
-                    out.push(a);
-                }
-            }
-        }
-        out
+        self.feature_order(v, &regular)
     }
 
     /// The order of `regular` when one struct literal `lit`, with plain fields of distinct
@@ -202,13 +173,14 @@ impl Runtime {
         }
     }
 
-    /// CUE's `VertexFeatures`: every label of `v`'s arcs and literals, in export order.
-    fn feature_order(&self, v: VId) -> Vec<Label> {
+    /// CUE's `VertexFeatures`: every label of `v`'s arcs and literals, in export order; of
+    /// those, the regular arcs of `v` (`regular`, in arc order) are returned in that order.
+    fn feature_order(&self, v: VId, regular: &[VId]) -> Vec<VId> {
         let vx = self.v(v);
+        let s = &mut *self.topo.borrow_mut();
+        s.clear();
 
         // 1. One meta per literal, in the order of their first addition.
-        let mut metas: Vec<Meta> = Vec::new();
-        let mut by_sid: HashMap<StructId, usize> = HashMap::default();
         // A literal's fields carry its frame; a pattern's conjuncts carry a copy of it naming
         // the label, with the same vertex and parent scope.
         let frame_key = |e: &super::EnvRef| {
@@ -217,50 +189,39 @@ impl Runtime {
                 e.up.as_ref().map(|u| std::rc::Rc::as_ptr(u) as usize),
             )
         };
-        let mut by_frame: HashMap<(VId, Option<usize>), Vec<usize>> = HashMap::default();
-        for s in &vx.structs {
-            let i = match by_sid.get(&s.id) {
-                Some(&i) => {
-                    metas[i].repeats += 1;
+        for st in &vx.structs {
+            let i = match s.by_sid.entry(st.id) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let i = *e.get();
+                    s.metas[i].repeats += 1;
                     i
                 }
-                None => {
-                    let lit = &self.prog.structs[s.id as usize];
-                    let decls = lit
-                        .decls
-                        .iter()
-                        .filter_map(|d| match d {
-                            ir::Decl::Field { label, span, .. } => Some(Decl::Field(*label, *span)),
-                            ir::Decl::Dynamic { span, .. } => Some(Decl::Dynamic(*span)),
-                            ir::Decl::Pattern { span, .. } => Some(Decl::Pattern(*span)),
-                            _ => None,
-                        })
-                        .collect();
-                    by_sid.insert(s.id, metas.len());
-                    metas.push(Meta {
-                        sid: s.id,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let lit = &self.prog.structs[st.id as usize];
+                    e.insert(s.metas.len());
+                    s.metas.push(Meta {
+                        sid: st.id,
                         pos: self.pos_of(lit.span),
                         explicit: false,
-                        comp_id: s.comp_id,
+                        comp_id: st.comp_id,
                         repeats: 0,
-                        hops: s.hops,
-                        decls,
+                        hops: st.hops,
                     });
-                    metas.len() - 1
+                    s.metas.len() - 1
                 }
             };
-            let list = by_frame.entry(frame_key(&s.frame)).or_default();
+            let list = s.by_frame.entry(frame_key(&st.frame)).or_default();
             if !list.contains(&i) {
                 list.push(i);
             }
         }
+        let metas = &mut s.metas;
 
         // 2. The references that hold literals: at first, the embeddings of each literal.
-        let mut held: HashMap<Span, Vec<usize>> = HashMap::default();
         for (i, m) in metas.iter().enumerate() {
             for d in &self.prog.structs[m.sid as usize].decls {
                 if let ir::Decl::Embed(e, _) = d {
-                    held.entry(self.prog.span(*e)).or_default().push(i);
+                    s.held.entry(self.prog.span(*e)).or_default().push(i);
                 }
             }
         }
@@ -276,12 +237,12 @@ impl Runtime {
                 if matches!(c.x, CExpr::Struct(_)) {
                     continue;
                 }
-                let Some(cands) = by_frame.get(&frame_key(env)) else {
+                let Some(cands) = s.by_frame.get(&frame_key(env)) else {
                     continue;
                 };
                 let Some((i, decl)) = cands.iter().find_map(|&i| {
                     let lit = &self.prog.structs[metas[i].sid as usize];
-                    metas[i].decl_for(lit, c.span, label).map(|d| (i, d))
+                    decl_for(lit, c.span, label).map(|d| (i, d))
                 }) else {
                     continue;
                 };
@@ -293,27 +254,24 @@ impl Runtime {
                 if r == Span::default() || r == super::CLEARED_REF {
                     continue;
                 }
-                let list = held.entry(r).or_default();
+                let list = s.held.entry(r).or_default();
                 if !list.contains(&i) {
                     list.push(i);
                 }
                 let p = self.pos_of(r);
-                for &j in held[&r].iter() {
+                for &j in list.iter() {
                     metas[j].pos = p;
                 }
             }
         }
         // 4. Explicit unification: the literals held by an operand of `&` among the node's
         //    conjuncts and the embeddings of its literals.
-        let mut work: Vec<ir::ExprId> = vx
-            .conjuncts
-            .iter()
-            .filter_map(|c| match c.x {
-                CExpr::Expr(e) => Some(e),
-                _ => None,
-            })
-            .collect();
-        for m in &metas {
+        let work = &mut s.work;
+        work.extend(vx.conjuncts.iter().filter_map(|c| match c.x {
+            CExpr::Expr(e) => Some(e),
+            _ => None,
+        }));
+        for m in metas.iter() {
             for d in &self.prog.structs[m.sid as usize].decls {
                 if let ir::Decl::Embed(e, _) = d {
                     work.push(*e);
@@ -327,12 +285,12 @@ impl Runtime {
             for &o in &[*x, *y] {
                 match self.prog.expr(o) {
                     ir::Expr::Struct(sid) => {
-                        if let Some(&i) = by_sid.get(sid) {
+                        if let Some(&i) = s.by_sid.get(sid) {
                             metas[i].explicit = true;
                         }
                     }
                     _ => {
-                        for &i in held.get(&self.prog.span(o)).into_iter().flatten() {
+                        for &i in s.held.get(&self.prog.span(o)).into_iter().flatten() {
                             metas[i].explicit = true;
                         }
                     }
@@ -341,36 +299,27 @@ impl Runtime {
             }
         }
 
-        let has_dyn = |i: usize, m: &Meta| {
-            m.decls
-                .iter()
-                .any(|d| matches!(d, Decl::Dynamic(s) if dyn_labels.contains_key(&(i, *s))))
-        };
-        let dynamic: Vec<bool> = metas
-            .iter()
-            .enumerate()
-            .map(|(i, m)| has_dyn(i, m))
-            .collect();
+        let dynamic = &mut s.dynamic;
+        dynamic.extend(metas.iter().enumerate().map(|(i, m)| {
+            !dyn_labels.is_empty()
+                && self.prog.structs[m.sid as usize].decls.iter().any(|d| {
+                    matches!(d, ir::Decl::Dynamic { span, .. } if dyn_labels.contains_key(&(i, *span)))
+                })
+        }));
 
         // 5. Roots sorted by position, dynamic ones last at a tie (a stable sort).
-        let mut roots: Vec<usize> = (0..metas.len()).collect();
+        let roots = &mut s.roots;
+        roots.extend(0..metas.len());
         roots.sort_by(|&a, &b| {
             cmp_pos(metas[a].pos, metas[b].pos)
                 .then(dynamic[a].cmp(&dynamic[b]))
                 .then(metas[a].hops.cmp(&metas[b].hops))
         });
 
-        // 6. Batches: equal positions together; a comprehension's yields round by round.
-        let mut batches: Vec<Vec<usize>> = Vec::new();
-        let mut batch: Vec<usize> = Vec::new();
-        let add_root = |r: usize, batch: &mut Vec<usize>, batches: &mut Vec<Vec<usize>>| {
-            if batch.is_empty() || (metas[batch[0]].pos == metas[r].pos && !dynamic[r]) {
-                batch.push(r);
-            } else {
-                append_batch(batches, std::mem::take(batch), &metas);
-                batch.push(r);
-            }
-        };
+        // 6. Batches (ranges of `batched`): equal positions together; a comprehension's
+        //    yields round by round.
+        let (batched, batches) = (&mut s.batched, &mut s.batches);
+        let mut start = 0;
         let mut i = 0;
         while i < roots.len() {
             let mut end = i + 1;
@@ -382,35 +331,45 @@ impl Runtime {
             }
             for _ in 0..=metas[roots[i]].repeats {
                 for &r in &roots[i..end] {
-                    add_root(r, &mut batch, &mut batches);
+                    if start == batched.len()
+                        || (metas[batched[start]].pos == metas[r].pos && !dynamic[r])
+                    {
+                        batched.push(r);
+                    } else {
+                        append_batch(batches, batched, start, metas);
+                        start = batched.len();
+                        batched.push(r);
+                    }
                 }
             }
             i = end;
         }
-        append_batch(&mut batches, batch, &metas);
+        append_batch(batches, batched, start, metas);
 
-        // 7. Edges.
-        let mut g = Graph::with_capacity(vx.arcs.len());
+        // 7. Edges. The arcs are the first nodes, in arc order.
+        let g = &mut s.graph;
         for &a in &vx.arcs {
             g.node(self.v(a).label);
         }
-        let mut owner: HashMap<Label, usize> = HashMap::default();
-        let mut previous: Labels = Labels::new();
+        let arcs_are_nodes = g.labels.len() == vx.arcs.len();
+        let mut previous: Nodes = Nodes::new();
         let mut prev_file: Option<Option<u32>> = None;
-        for b in &batches {
-            let explicit = is_explicit(b, &metas);
+        for &(b0, b1) in batches.iter() {
+            let b = &batched[b0..b1];
+            let explicit = is_explicit(b, metas);
             let file = metas[b[0]].pos.map(|p| p.0);
             if prev_file.is_some_and(|f| f != file) {
                 previous.clear();
             }
             prev_file = Some(file);
-            let mut next = Labels::new();
+            let mut next = Nodes::new();
             for &r in b {
                 let m = &metas[r];
                 let rfile = m.pos.map(|p| p.0);
                 let mut prev = previous.clone();
-                for d in &m.decls {
-                    let label = match *d {
+                let lit = &self.prog.structs[m.sid as usize];
+                for d in lit.decls.iter().filter_map(label_decl) {
+                    let label = match d {
                         Decl::Field(l, _) => l,
                         Decl::Dynamic(s) => {
                             match dyn_labels.get_mut(&(r, s)).and_then(|q| q.pop_front()) {
@@ -420,32 +379,82 @@ impl Runtime {
                         }
                         Decl::Pattern(_) => continue,
                     };
-                    match owner.get(&label) {
+                    // A label with an owner is a node already.
+                    let n = g.node(label);
+                    match g.owner[n] {
                         // The same field again in the same literal.
-                        Some(&o) if o == r => continue,
+                        o if o == r => continue,
                         // The same field again in the same file, unified implicitly.
-                        Some(&o)
-                            if !explicit
-                                && m.pos.is_some()
-                                && metas[o].pos.map(|p| p.0) == rfile =>
+                        o if o != NO_OWNER
+                            && !explicit
+                            && m.pos.is_some()
+                            && metas[o].pos.map(|p| p.0) == rfile =>
                         {
                             continue;
                         }
                         _ => {}
                     }
-                    g.node(label);
-                    owner.insert(label, r);
+                    g.owner[n] = r;
                     for &p in &prev {
-                        g.edge(p, label);
+                        g.edge_at(p, n);
                     }
                     prev.clear();
-                    prev.push(label);
+                    prev.push(n);
                 }
                 next.extend(prev);
             }
             previous = next;
         }
-        g.sort(|a, b| self.label_cmp(a, b))
+        g.sort(|a, b| self.label_cmp(a, b), &mut s.sort);
+
+        let order = &s.sort.out;
+        let mut out = Vec::with_capacity(regular.len());
+        if arcs_are_nodes {
+            out.extend(
+                order
+                    .iter()
+                    .filter(|&&i| i < vx.arcs.len())
+                    .map(|&i| vx.arcs[i])
+                    .filter(|&a| self.v(a).label.is_regular()),
+            );
+        } else {
+            let at: HashMap<Label, VId> = regular.iter().map(|&a| (self.v(a).label, a)).collect();
+            out.extend(order.iter().filter_map(|&i| at.get(&g.labels[i]).copied()));
+        }
+        if out.len() != regular.len() {
+            // Every arc is a node of the graph; this only guards against a label met twice.
+            for &a in regular {
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The declaration of a literal that can give a label, if `d` is one.
+fn label_decl(d: &ir::Decl) -> Option<Decl> {
+    match d {
+        ir::Decl::Field { label, span, .. } => Some(Decl::Field(*label, *span)),
+        ir::Decl::Dynamic { span, .. } => Some(Decl::Dynamic(*span)),
+        ir::Decl::Pattern { span, .. } => Some(Decl::Pattern(*span)),
+        _ => None,
+    }
+}
+
+/// The first declaration of `lit` that gave `label` the conjunct at `span`.
+fn decl_for(lit: &ir::StructLit, span: Span, label: Label) -> Option<Decl> {
+    let matches = |d: &Decl| match d {
+        Decl::Field(l, s) => *s == span && *l == label,
+        Decl::Dynamic(s) | Decl::Pattern(s) => *s == span,
+    };
+    match &lit.span_index {
+        Some(m) => m
+            .get(&span)
+            .and_then(|&i| label_decl(&lit.decls[i as usize]))
+            .filter(|d| matches(d)),
+        None => lit.decls.iter().filter_map(label_decl).find(|d| matches(d)),
     }
 }
 
@@ -462,128 +471,254 @@ fn is_explicit(b: &[usize], metas: &[Meta]) -> bool {
     b.len() > 1 || (b.len() == 1 && metas[b[0]].explicit)
 }
 
-/// Adds a batch, merging it into the previous one when both are explicit and in one file.
-fn append_batch(batches: &mut Vec<Vec<usize>>, batch: Vec<usize>, metas: &[Meta]) {
+/// Closes the batch `batched[start..]`, merging it into the previous one (which ends at
+/// `start`) when both are explicit and in one file.
+fn append_batch(
+    batches: &mut Vec<(usize, usize)>,
+    batched: &[usize],
+    start: usize,
+    metas: &[Meta],
+) {
+    let batch = &batched[start..];
     if batch.is_empty() {
         return;
     }
     if let Some(last) = batches.last_mut()
-        && is_explicit(&batch, metas)
-        && is_explicit(last, metas)
-        && metas[batch[0]].pos.map(|p| p.0) == metas[last[0]].pos.map(|p| p.0)
+        && is_explicit(batch, metas)
+        && is_explicit(&batched[last.0..last.1], metas)
+        && metas[batch[0]].pos.map(|p| p.0) == metas[batched[last.0]].pos.map(|p| p.0)
     {
-        last.extend(batch);
+        last.1 = batched.len();
         return;
     }
-    batches.push(batch);
+    batches.push((start, batched.len()));
 }
 
-/// The labels a literal's next field comes after: mostly one.
-type Labels = smallvec::SmallVec<[Label; 4]>;
+/// The buffers of [`Runtime::feature_order`], kept between calls: export orders the fields of
+/// every struct it writes, and a dozen fresh maps and lists for each struct cost more than
+/// the sort itself. Nothing is kept from one call to the next but capacity.
+#[derive(Default)]
+pub(super) struct TopoScratch {
+    metas: Vec<Meta>,
+    by_sid: HashMap<StructId, usize>,
+    by_frame: HashMap<(VId, Option<usize>), Nodes>,
+    held: HashMap<Span, Nodes>,
+    work: Vec<ir::ExprId>,
+    dynamic: Vec<bool>,
+    roots: Vec<usize>,
+    batched: Vec<usize>,
+    batches: Vec<(usize, usize)>,
+    graph: Graph,
+    sort: SortBufs,
+}
+
+impl TopoScratch {
+    fn clear(&mut self) {
+        // A buffer grown for one huge struct is let go rather than cleared for every later one.
+        const KEEP: usize = 4096;
+        if self.graph.labels.capacity() > KEEP || self.metas.capacity() > KEEP {
+            *self = TopoScratch::default();
+            return;
+        }
+        self.metas.clear();
+        self.by_sid.clear();
+        self.by_frame.clear();
+        self.held.clear();
+        self.work.clear();
+        self.dynamic.clear();
+        self.roots.clear();
+        self.batched.clear();
+        self.batches.clear();
+        self.graph.clear();
+    }
+}
+
+/// Nodes of the graph (or metas): mostly one or two.
+type Nodes = smallvec::SmallVec<[usize; 4]>;
 
 /// The successors of a label in the graph: mostly one or two.
 type Succ = smallvec::SmallVec<[usize; 2]>;
 
-/// A graph of labels with edges "comes before".
+/// No literal owns the label yet.
+const NO_OWNER: usize = usize::MAX;
+
+/// A graph of labels with edges "comes before"; each label remembers the literal that last
+/// ordered it.
 #[derive(Default)]
 struct Graph {
     labels: Vec<Label>,
     index: HashMap<Label, usize>,
     succ: Vec<Succ>,
+    owner: Vec<usize>,
+}
+
+/// The buffers of [`Graph::sort`]; `out` holds its result, node indices in order.
+#[derive(Default)]
+struct SortBufs {
+    rank: Vec<usize>,
+    rank_of: Vec<usize>,
+    indeg: Vec<u32>,
+    heap: BinaryHeap<Reverse<usize>>,
+    out: Vec<usize>,
+    comp: CompBufs,
+}
+
+/// The buffers of [`tarjan`] and [`Graph::sort_components`].
+#[derive(Default)]
+struct CompBufs {
+    index: Vec<usize>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    stack: Vec<usize>,
+    work: Vec<(usize, usize)>,
+    /// The component of each node.
+    comp: Vec<usize>,
+    members: Vec<usize>,
+    start: Vec<usize>,
+    edges: Vec<(usize, usize)>,
+    first: Vec<usize>,
+    indeg: Vec<usize>,
 }
 
 impl Graph {
-    fn with_capacity(n: usize) -> Graph {
-        let mut index = HashMap::default();
-        index.reserve(n);
-        Graph {
-            labels: Vec::with_capacity(n),
-            index,
-            succ: Vec::with_capacity(n),
-        }
+    fn clear(&mut self) {
+        self.labels.clear();
+        self.index.clear();
+        self.succ.clear();
+        self.owner.clear();
     }
 
     fn node(&mut self, l: Label) -> usize {
-        if let Some(&i) = self.index.get(&l) {
-            return i;
+        let next = self.labels.len();
+        let i = *self.index.entry(l).or_insert(next);
+        if i == next {
+            self.labels.push(l);
+            self.succ.push(Succ::new());
+            self.owner.push(NO_OWNER);
         }
-        self.labels.push(l);
-        self.succ.push(Succ::new());
-        self.index.insert(l, self.labels.len() - 1);
-        self.labels.len() - 1
+        i
     }
 
+    #[cfg(test)]
     fn edge(&mut self, a: Label, b: Label) {
         let (x, y) = (self.node(a), self.node(b));
+        self.edge_at(x, y);
+    }
+
+    fn edge_at(&mut self, x: usize, y: usize) {
         if !self.succ[x].contains(&y) {
             self.succ[x].push(y);
         }
     }
 
-    /// The labels, strongly connected components in topological order, the smallest ready
-    /// component first; the labels of a component by name.
-    fn sort(&self, cmp: impl Fn(Label, Label) -> Ordering) -> Vec<Label> {
+    /// The nodes (into `bufs.out`), strongly connected components in topological order, the
+    /// smallest ready component first; the labels of a component by name.
+    fn sort(&self, cmp: impl Fn(Label, Label) -> Ordering, bufs: &mut SortBufs) {
         let n = self.labels.len();
-        let mut rank: Vec<usize> = (0..n).collect();
-        rank.sort_by(|&a, &b| cmp(self.labels[a], self.labels[b]));
-        let mut rank_of = vec![0; n];
-        for (r, &i) in rank.iter().enumerate() {
-            rank_of[i] = r;
+        bufs.rank.clear();
+        bufs.rank.extend(0..n);
+        // Ties (two labels of one name) keep node order, as a stable sort would.
+        bufs.rank
+            .sort_unstable_by(|&a, &b| cmp(self.labels[a], self.labels[b]).then(a.cmp(&b)));
+        bufs.rank_of.clear();
+        bufs.rank_of.resize(n, 0);
+        for (r, &i) in bufs.rank.iter().enumerate() {
+            bufs.rank_of[i] = r;
         }
-        match self.sort_acyclic(&rank, &rank_of) {
-            Some(out) => out,
-            None => self.sort_components(&rank_of),
+        if !self.sort_acyclic(bufs) {
+            self.sort_components(bufs);
         }
     }
 
-    /// [`Graph::sort`] through the strongly connected components, each ordered by the ranks
-    /// of its labels.
-    fn sort_components(&self, rank_of: &[usize]) -> Vec<Label> {
+    /// [`Graph::sort`] through the strongly connected components, into `bufs.out`: the
+    /// members of a component in rank order, the ready component with the smallest first rank
+    /// first. (Two components share no rank, so their first ranks decide between them as the
+    /// whole lists of their ranks would.)
+    fn sort_components(&self, bufs: &mut SortBufs) {
         let n = self.labels.len();
-        let comp = tarjan(&self.succ);
-        let ncomp = comp.iter().copied().max().map_or(0, |m| m + 1);
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
-        for (i, &c) in comp.iter().enumerate() {
-            members[c].push(i);
+        let SortBufs {
+            rank,
+            rank_of,
+            heap,
+            out,
+            comp: c,
+            ..
+        } = bufs;
+        let ncomp = tarjan(&self.succ, c);
+        let comp = &c.comp;
+        // The members of each component, together and in rank order: `members[start[k]..
+        // start[k + 1]]` for component `k`.
+        c.members.clear();
+        c.members.extend(0..n);
+        c.members.sort_unstable_by_key(|&i| (comp[i], rank_of[i]));
+        c.start.clear();
+        c.start.resize(ncomp + 1, 0);
+        for &i in &c.members {
+            c.start[comp[i] + 1] += 1;
         }
-        for m in &mut members {
-            m.sort_by_key(|&i| rank_of[i]);
+        for k in 0..ncomp {
+            c.start[k + 1] += c.start[k];
         }
-        let mut indeg = vec![0usize; ncomp];
-        let mut csucc: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
+        // The edges between components, once each, by their source: `edges[first[k]..
+        // first[k + 1]]` leave component `k`.
+        c.edges.clear();
         for (i, ss) in self.succ.iter().enumerate() {
             for &j in ss {
-                let (a, b) = (comp[i], comp[j]);
-                if a != b && !csucc[a].contains(&b) {
-                    csucc[a].push(b);
-                    indeg[b] += 1;
+                if comp[i] != comp[j] {
+                    c.edges.push((comp[i], comp[j]));
                 }
             }
         }
-        let key = |c: usize| -> Vec<usize> { members[c].iter().map(|&i| rank_of[i]).collect() };
-        let mut heap: BinaryHeap<Reverse<(Vec<usize>, usize)>> = BinaryHeap::new();
-        for (c, _) in indeg.iter().enumerate().filter(|(_, d)| **d == 0) {
-            heap.push(Reverse((key(c), c)));
+        c.edges.sort_unstable();
+        c.edges.dedup();
+        c.first.clear();
+        c.first.resize(ncomp + 1, 0);
+        c.indeg.clear();
+        c.indeg.resize(ncomp, 0);
+        for &(a, b) in &c.edges {
+            c.first[a + 1] += 1;
+            c.indeg[b] += 1;
         }
-        let mut out = Vec::with_capacity(n);
-        while let Some(Reverse((_, c))) = heap.pop() {
-            out.extend(members[c].iter().map(|&i| self.labels[i]));
-            for &d in &csucc[c] {
-                indeg[d] -= 1;
-                if indeg[d] == 0 {
-                    heap.push(Reverse((key(d), d)));
+        for k in 0..ncomp {
+            c.first[k + 1] += c.first[k];
+        }
+        // A component waits in the heap under its first rank.
+        let first_rank = |k: usize| rank_of[c.members[c.start[k]]];
+        heap.clear();
+        heap.extend(
+            (0..ncomp)
+                .filter(|&k| c.indeg[k] == 0)
+                .map(|k| Reverse(first_rank(k))),
+        );
+        out.clear();
+        while let Some(Reverse(r)) = heap.pop() {
+            let k = comp[rank[r]];
+            out.extend_from_slice(&c.members[c.start[k]..c.start[k + 1]]);
+            for e in c.first[k]..c.first[k + 1] {
+                let d = c.edges[e].1;
+                c.indeg[d] -= 1;
+                if c.indeg[d] == 0 {
+                    heap.push(Reverse(first_rank(d)));
                 }
             }
         }
-        out
     }
 }
 impl Graph {
     /// [`Graph::sort`] when every component is a single label (the usual case): the smallest
-    /// ready label first, by its rank. `None` when the labels form a cycle.
-    fn sort_acyclic(&self, rank: &[usize], rank_of: &[usize]) -> Option<Vec<Label>> {
+    /// ready label first, by its rank, into `bufs.out`. False when the labels form a cycle.
+    fn sort_acyclic(&self, bufs: &mut SortBufs) -> bool {
         let n = self.labels.len();
-        let mut indeg = vec![0u32; n];
+        let SortBufs {
+            rank,
+            rank_of,
+            indeg,
+            heap,
+            out,
+            ..
+        } = bufs;
+        indeg.clear();
+        indeg.resize(n, 0);
         for (i, ss) in self.succ.iter().enumerate() {
             for &j in ss {
                 if i != j {
@@ -591,16 +726,18 @@ impl Graph {
                 }
             }
         }
-        let mut heap: BinaryHeap<Reverse<usize>> = rank_of
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| indeg[i] == 0)
-            .map(|(_, &r)| Reverse(r))
-            .collect();
-        let mut out = Vec::with_capacity(n);
+        heap.clear();
+        heap.extend(
+            rank_of
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| indeg[i] == 0)
+                .map(|(_, &r)| Reverse(r)),
+        );
+        out.clear();
         while let Some(Reverse(r)) = heap.pop() {
             let i = rank[r];
-            out.push(self.labels[i]);
+            out.push(i);
             for &j in &self.succ[i] {
                 if j != i {
                     indeg[j] -= 1;
@@ -610,19 +747,31 @@ impl Graph {
                 }
             }
         }
-        (out.len() == n).then_some(out)
+        out.len() == n
     }
 }
 
-/// Tarjan's algorithm without recursion: the component of each node.
-fn tarjan(succ: &[Succ]) -> Vec<usize> {
+/// Tarjan's algorithm without recursion: the component of each node (into `b.comp`); the
+/// number of components.
+fn tarjan(succ: &[Succ], b: &mut CompBufs) -> usize {
     let n = succ.len();
     const NONE: usize = usize::MAX;
-    let mut index = vec![NONE; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut comp = vec![NONE; n];
+    let CompBufs {
+        index,
+        low,
+        on_stack,
+        stack,
+        work,
+        comp,
+        ..
+    } = b;
+    for v in [&mut *index, &mut *low, &mut *comp] {
+        v.clear();
+        v.resize(n, NONE);
+    }
+    on_stack.clear();
+    on_stack.resize(n, false);
+    stack.clear();
     let mut next_index = 0;
     let mut ncomp = 0;
     for root in 0..n {
@@ -630,7 +779,8 @@ fn tarjan(succ: &[Succ]) -> Vec<usize> {
             continue;
         }
         // (node, next successor to visit)
-        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        work.clear();
+        work.push((root, 0));
         index[root] = next_index;
         low[root] = next_index;
         next_index += 1;
@@ -668,7 +818,7 @@ fn tarjan(succ: &[Succ]) -> Vec<usize> {
             }
         }
     }
-    comp
+    ncomp
 }
 
 #[cfg(test)]
@@ -730,39 +880,95 @@ mod tests {
         assert!(indexed > 10);
     }
 
+    /// [`Graph::sort_components`] written plainly: a component's key is the whole list of its
+    /// members' ranks, and every list is built anew.
+    fn reference_sort(g: &Graph, rank_of: &[usize]) -> Vec<usize> {
+        let mut b = CompBufs::default();
+        let ncomp = tarjan(&g.succ, &mut b);
+        let comp = b.comp;
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
+        for (i, &c) in comp.iter().enumerate() {
+            members[c].push(i);
+        }
+        for m in &mut members {
+            m.sort_by_key(|&i| rank_of[i]);
+        }
+        let mut indeg = vec![0usize; ncomp];
+        let mut csucc: Vec<Vec<usize>> = vec![Vec::new(); ncomp];
+        for (i, ss) in g.succ.iter().enumerate() {
+            for &j in ss {
+                let (a, b) = (comp[i], comp[j]);
+                if a != b && !csucc[a].contains(&b) {
+                    csucc[a].push(b);
+                    indeg[b] += 1;
+                }
+            }
+        }
+        let key = |c: usize| -> Vec<usize> { members[c].iter().map(|&i| rank_of[i]).collect() };
+        let mut heap: BinaryHeap<Reverse<(Vec<usize>, usize)>> = BinaryHeap::new();
+        for (c, _) in indeg.iter().enumerate().filter(|(_, d)| **d == 0) {
+            heap.push(Reverse((key(c), c)));
+        }
+        let mut out = Vec::new();
+        while let Some(Reverse((_, c))) = heap.pop() {
+            out.extend(members[c].iter().copied());
+            for &d in &csucc[c] {
+                indeg[d] -= 1;
+                if indeg[d] == 0 {
+                    heap.push(Reverse((key(d), d)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The graph sorts agree: the one for acyclic graphs with the one through components, and
+    /// that one with [`reference_sort`], on random graphs with and without cycles and random
+    /// ranks, the buffers reused from graph to graph.
     #[test]
-    fn acyclic_graphs_sort_as_their_components_do() {
+    fn graph_sorts_agree() {
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut names = crate::eval::label::Interner::default();
-        let labels: Vec<Label> = (0..10).map(|i| names.ident(&format!("f{i}"))).collect();
+        let labels: Vec<Label> = (0..12).map(|i| names.ident(&format!("f{i}"))).collect();
         let (mut acyclic, mut cyclic) = (0, 0);
-        for _ in 0..500 {
-            let n = 1 + next(9);
-            let mut g = Graph::default();
+        let mut g = Graph::default();
+        let mut bufs = SortBufs::default();
+        for _ in 0..1000 {
+            let n = 1 + next(11);
+            g.clear();
             for &l in &labels[..n] {
                 g.node(l);
             }
             // Mostly forward edges (a DAG); now and then a backward one or a self-loop.
             for _ in 0..next(2 * n as u64 + 1) {
                 let (a, b) = (next(n as u64), next(n as u64));
-                if a <= b || next(8) == 0 {
+                if a <= b || next(2) == 0 {
                     g.edge(labels[a], labels[b]);
                 }
             }
-            let rank: Vec<usize> = (0..n).rev().collect();
-            let mut rank_of = vec![0; n];
-            for (r, &i) in rank.iter().enumerate() {
-                rank_of[i] = r;
+            // Random ranks.
+            bufs.rank.clear();
+            bufs.rank.extend(0..n);
+            for i in (1..n).rev() {
+                bufs.rank.swap(i, next(i as u64 + 1));
             }
-            match g.sort_acyclic(&rank, &rank_of) {
+            bufs.rank_of.clear();
+            bufs.rank_of.resize(n, 0);
+            for (r, &i) in bufs.rank.iter().enumerate() {
+                bufs.rank_of[i] = r;
+            }
+            let fast = g.sort_acyclic(&mut bufs).then(|| bufs.out.clone());
+            g.sort_components(&mut bufs);
+            assert_eq!(bufs.out, reference_sort(&g, &bufs.rank_of), "{:?}", g.succ);
+            match fast {
                 Some(fast) => {
                     acyclic += 1;
-                    assert_eq!(fast, g.sort_components(&rank_of), "{:?}", g.succ);
+                    assert_eq!(fast, bufs.out, "{:?}", g.succ);
                 }
                 None => cyclic += 1,
             }
         }
-        assert!(acyclic > 100 && cyclic > 10, "{acyclic} {cyclic}");
+        assert!(acyclic > 200 && cyclic > 100, "{acyclic} {cyclic}");
     }
 
     #[test]
@@ -772,7 +978,9 @@ mod tests {
             .iter()
             .map(|s| s.iter().copied().collect())
             .collect();
-        let c = tarjan(&succ);
+        let mut b = CompBufs::default();
+        assert_eq!(tarjan(&succ, &mut b), 3);
+        let c = &b.comp;
         assert_eq!(c[1], c[2]);
         assert_ne!(c[0], c[1]);
         assert_ne!(c[3], c[0]);
