@@ -24,6 +24,22 @@ pub struct ExportError {
 }
 
 impl Runtime {
+    /// [`Runtime::value_to_data`] for a reader that sorts the fields of a struct by name, as
+    /// `text/template` ranges over and prints a map: a definition copy that stands for a
+    /// finished vertex (`#config: #Config` meeting `#config: config`, see
+    /// [`Runtime::finished_copy_target`]) has that vertex's fields and values, in another
+    /// order only, so its data is that vertex's, and the copy is not evaluated again.
+    pub(super) fn template_data(&mut self, v: &Value) -> Result<Data, Rc<Bottom>> {
+        if let Value::Vertex(w) = v {
+            self.evaluate(*w);
+            let d = self.deref(*w);
+            if let Some(t) = self.finished_copy_target(d) {
+                return self.value_to_data(&Value::Vertex(t));
+            }
+        }
+        self.value_to_data(v)
+    }
+
     /// Converts a concrete value to data, for builtins such as `json.Marshal`.
     pub(super) fn value_to_data(&mut self, v: &Value) -> Result<Data, Rc<Bottom>> {
         match v {

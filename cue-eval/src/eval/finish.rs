@@ -213,9 +213,15 @@ impl Runtime {
     /// so the order export gives them is `d`'s. Regular fields are always finished: they are
     /// what export writes.
     fn copy_of_finished(&mut self, d: VId) -> bool {
+        self.finished_copy_target(d).is_some()
+    }
+
+    /// The finished vertex that `d` is a copy of, in the sense of
+    /// [`Runtime::copy_of_finished`]; `None` when `d` is not such a copy.
+    pub(super) fn finished_copy_target(&mut self, d: VId) -> Option<VId> {
         #[cfg(test)]
         if tests::FINISH_COPIES.get() {
-            return false;
+            return None;
         }
         let dx = self.v(d);
         if dx.label.is_regular()
@@ -228,19 +234,19 @@ impl Runtime {
             || self.aborted.is_some()
             || !self.cycle_checks.is_empty()
         {
-            return false;
+            return None;
         }
         let mut named: smallvec::SmallVec<[VId; 4]> = smallvec::SmallVec::new();
         for c in dx.conjuncts.iter() {
-            let CExpr::Expr(id) = c.x else { return false };
+            let CExpr::Expr(id) = c.x else { return None };
             if c.ci.optional || c.ci.embedded || c.ci.cyclic || c.ci.maybe_cyclic {
-                return false;
+                return None;
             }
             match self.peek_ref(c.env.as_ref(), id, 0) {
                 Some(w) if w != d && !self.is_ancestor(w, d) && !self.is_ancestor(d, w) => {
                     named.push(w)
                 }
-                _ => return false,
+                _ => return None,
             }
         }
         // The target: one that holds all the others, finished ones first, so that a vertex
@@ -255,7 +261,7 @@ impl Runtime {
             .copied()
             .find(|&t| self.v(t).status == Status::Finalized && holds_all(self, t))
             .or_else(|| named.iter().copied().find(|&t| holds_all(self, t)));
-        t.is_some_and(|t| self.finished_clean(t))
+        t.filter(|&t| self.finished_clean(t))
     }
 
     /// Whether `w` is finished with no error of its own or below, finishing it first unless
@@ -387,6 +393,21 @@ mod tests {
     }
 
     #[test]
+    fn template_data_of_a_definition_copy_is_read_from_what_it_copies() {
+        let src = include_str!("../../testdata/eval/copy_definition_template_execute.cue");
+        // `objects.a.conf` needs the data of the copy; `config` gives it.
+        let name = ["objects", "a", "#config", "name"];
+        assert_eq!(status_after_finishing(src, &name), Status::Unprocessed);
+        // A copy with a value of its own is read itself.
+        let name = ["objects", "c", "#config", "name"];
+        assert_eq!(status_after_finishing(src, &name), Status::Finalized);
+        FINISH_COPIES.set(true);
+        let finished = export_of(src);
+        FINISH_COPIES.set(false);
+        assert_eq!(finished, export_of(src));
+    }
+
+    #[test]
     fn a_lone_definition_copy_stands_on_the_definition() {
         let src = "#C: {a: {b: 1}, c: a.b + 1, d: {e: 1}}\n#T: {#c: #C, out: #c.c}\nx: #T\n";
         assert_eq!(status_after_finishing(src, &["#C", "d"]), Status::Finalized);
@@ -452,13 +473,14 @@ mod copy_law {
     /// The copy as a definition or as a hidden field.
     const COPY_NAMES: &[&str] = &["#config", "_config"];
 
-    /// What a template selects from its copy.
+    /// What a template selects from its copy, or the text `text/template` makes of it.
     const OUT_FIELDS: &[&str] = &[
         "#config.s",
         "#config.a",
         "#config",
         "#config.t",
         "#config.l",
+        "template.Execute(\"{{ . }}\", #config)",
     ];
 
     fn program() -> impl Strategy<Value = String> {
@@ -488,6 +510,9 @@ mod copy_law {
                 p += "}\n";
                 for (i, u) in uses.iter().enumerate() {
                     p += &format!("obj{i}: #T & {{#config: config{u}}}\n");
+                }
+                if p.contains("template.Execute") {
+                    p.insert_str(0, "import \"text/template\"\n");
                 }
                 p.replace("#config", name)
             })

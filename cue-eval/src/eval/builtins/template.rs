@@ -27,7 +27,7 @@ mod parse;
 
 fn execute(rt: &mut Runtime, a: &[Value]) -> R {
     let tmpl = a_str(a, 0)?;
-    let data = rt.value_to_data(&a[1]).map_err(non_concrete_data)?;
+    let data = rt.template_data(&a[1]).map_err(non_concrete_data)?;
     let parsed = parse::parse(&tmpl).map_err(Bottom::eval)?;
     let out = exec::Exec::run(&parsed, exec::V::from_data(&data)).map_err(Bottom::eval)?;
     string(out)
