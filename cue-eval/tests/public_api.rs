@@ -236,7 +236,7 @@ fn the_syntax_entry_points_and_codecs_keep_their_signatures() {
         (e.message, e.span.start as usize, e.span.end as usize)
     };
     let _ = |n: String, t: String| -> SourceFile { SourceFile::new(n, t) };
-    let _ = |f: SourceFile| -> (String, std::sync::Arc<str>) { (f.name, f.text) };
+    let _ = |f: SourceFile| -> (String, std::sync::Arc<String>) { (f.name, f.text) };
     let _: fn(&SourceFile, usize) -> (usize, usize) = SourceFile::line_col;
     let _: fn(&str, usize) -> (usize, usize) = source::line_col;
     let _: fn(&SourceFile, &ParseError) -> Diagnostic = Diagnostic::from_parse_error;

@@ -467,7 +467,7 @@ pub struct Runtime {
     /// are checked against their node's value once the outermost evaluation is done.
     pub(crate) cycle_checks: Vec<(VId, Conjunct)>,
     /// Source texts by file id, for messages that quote an expression.
-    pub(crate) sources: Vec<std::sync::Arc<str>>,
+    pub(crate) sources: Vec<std::sync::Arc<String>>,
     /// Each file's rank by name, by file id: field order compares positions by file name.
     pub(crate) file_ranks: Vec<u32>,
     /// The last comprehension firing numbered, and the one whose clauses are running.

@@ -29,7 +29,7 @@ pub struct Error {
     kind: ErrorKind,
     /// The text of the files the positions point into (for `miette` reports).
     #[cfg_attr(not(feature = "miette"), allow(dead_code))]
-    sources: Arc<Vec<(String, Arc<str>)>>,
+    sources: Arc<Vec<(String, Arc<String>)>>,
     /// The `miette` form of each error, made on first use.
     #[cfg(feature = "miette")]
     items: std::sync::OnceLock<Vec<diagnostic::Item>>,
@@ -227,7 +227,10 @@ impl Error {
         }
     }
 
-    pub(crate) fn from_eval(errs: Vec<EvalError>, sources: &Arc<Vec<(String, Arc<str>)>>) -> Error {
+    pub(crate) fn from_eval(
+        errs: Vec<EvalError>,
+        sources: &Arc<Vec<(String, Arc<String>)>>,
+    ) -> Error {
         let errors = errs
             .into_iter()
             .map(|e| ErrorItem {
@@ -250,7 +253,7 @@ impl Error {
     /// An error of these items, whose positions point into `sources`.
     pub(crate) fn from_items(
         errors: Vec<ErrorItem>,
-        sources: &Arc<Vec<(String, Arc<str>)>>,
+        sources: &Arc<Vec<(String, Arc<String>)>>,
     ) -> Error {
         Error {
             errors,
@@ -374,7 +377,7 @@ impl Position {
         file: String,
         line: usize,
         column: usize,
-        sources: &[(String, Arc<str>)],
+        sources: &[(String, Arc<String>)],
     ) -> Position {
         let offset = sources
             .iter()

@@ -27,7 +27,7 @@ pub(crate) struct Shared {
     /// a loaded package's trees go to the evaluator, and only [`Value::attributes`] needs
     /// them again, so they are parsed again from the text when it is first called.
     pub(crate) unparsed_main: Vec<usize>,
-    sources: Arc<Vec<(String, Arc<str>)>>,
+    sources: Arc<Vec<(String, Arc<String>)>>,
 }
 
 impl Shared {
@@ -59,7 +59,7 @@ impl Shared {
     }
 
     /// The names and texts of the instance's files, refreshed when files were added.
-    pub(super) fn sources(&mut self) -> &Arc<Vec<(String, Arc<str>)>> {
+    pub(super) fn sources(&mut self) -> &Arc<Vec<(String, Arc<String>)>> {
         if self.sources.len() != self.inst.files.len() {
             self.sources = Arc::new(
                 self.inst

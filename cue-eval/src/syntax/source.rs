@@ -11,17 +11,18 @@ use crate::ast::{FileId, Span};
 pub struct SourceFile {
     /// The name errors show for the file.
     pub name: String,
-    /// The file's text, shared with the evaluator's messages and the errors that quote it.
-    pub text: std::sync::Arc<str>,
+    /// The file's text, shared with the evaluator's messages and the errors that quote it. A
+    /// loader's `String` becomes it without a copy.
+    pub text: std::sync::Arc<String>,
     line_starts: std::cell::OnceCell<Vec<usize>>,
 }
 
 impl SourceFile {
     /// A file with this display name and text.
-    pub fn new(name: impl Into<String>, text: impl Into<std::sync::Arc<str>>) -> SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         SourceFile {
             name: name.into(),
-            text: text.into(),
+            text: std::sync::Arc::new(text.into()),
             line_starts: std::cell::OnceCell::new(),
         }
     }
@@ -64,7 +65,7 @@ impl SourceMap {
     }
 
     /// Adds a file and returns its id.
-    pub fn add(&mut self, name: impl Into<String>, text: impl Into<std::sync::Arc<str>>) -> FileId {
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
         self.files.push(SourceFile::new(name, text));
         FileId(self.files.len() as u32 - 1)
     }
