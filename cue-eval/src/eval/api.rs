@@ -25,6 +25,8 @@ pub struct ParsedSource {
     pub name: String,
     pub text: String,
     pub ast: crate::ast::File,
+    /// The top-level fields the loader left unparsed (imported files only), in source order.
+    pub deferred: Vec<compile::DeferredField>,
 }
 
 /// Gives the files (name, text) of an imported package by import path.
@@ -117,11 +119,13 @@ impl Instance {
         let mut rt = Runtime::new();
         let mut sfs = Vec::with_capacity(files.len());
         let mut asts = Vec::with_capacity(files.len());
+        let mut deferred = Vec::with_capacity(files.len());
         for f in files {
             let sf = SourceFile::new(f.name, f.text);
             rt.sources.push(sf.text.clone());
             sfs.push(sf);
             asts.push(f.ast);
+            deferred.push(f.deferred);
         }
         let compiled;
         let (layout, kept) = match how {
@@ -130,10 +134,14 @@ impl Instance {
                 (&b.layout, None)
             }
             ImportsFrom::Compile { order, keep } => {
-                compiled = ImportLayout::compile(&mut rt.prog, &asts, order, imports);
-                let kept = keep.then(|| CompiledImports {
-                    prog: rt.prog.clone(),
-                    layout: compiled.clone(),
+                compiled = ImportLayout::compile(&mut rt.prog, &asts, &deferred, order, imports);
+                let kept = keep.then(|| {
+                    // The copy and this build share the log of the fields this build compiles.
+                    rt.prog.forced = Some(Rc::default());
+                    CompiledImports {
+                        prog: rt.prog.clone(),
+                        layout: compiled.clone(),
+                    }
                 });
                 (&compiled, kept)
             }
@@ -441,6 +449,12 @@ pub(crate) struct CompiledImports {
 }
 
 impl CompiledImports {
+    /// Compiles the deferred fields that builds started from this program have used, so that
+    /// the next one starts with them compiled.
+    pub(crate) fn force_logged(&mut self) {
+        self.prog.force_logged();
+    }
+
     /// The import paths in id order, as the main package's compilation meets them.
     pub(crate) fn order(&self) -> &[String] {
         &self.layout.order
@@ -464,6 +478,7 @@ impl ImportLayout {
     fn compile(
         prog: &mut Program,
         asts: &[crate::ast::File],
+        deferred: &[Vec<compile::DeferredField>],
         order: Vec<String>,
         imports: &std::collections::BTreeMap<String, Vec<usize>>,
     ) -> ImportLayout {
@@ -475,7 +490,15 @@ impl ImportLayout {
             if let Some(list) = imports.get(p) {
                 let refs: Vec<&crate::ast::File> =
                     list.iter().filter_map(|&f| asts.get(f)).collect();
-                roots.push((id as u32, compile::compile_package(prog, &refs)));
+                let lazy: Vec<&[compile::DeferredField]> = list
+                    .iter()
+                    .filter(|&&f| f < asts.len())
+                    .map(|&f| deferred.get(f).map_or(&[][..], Vec::as_slice))
+                    .collect();
+                roots.push((
+                    id as u32,
+                    compile::compile_package_deferred(prog, &refs, &lazy),
+                ));
             }
         }
         ImportLayout {

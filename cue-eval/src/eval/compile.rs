@@ -14,6 +14,9 @@ use super::ir::*;
 use super::label::{Interner, Label};
 use super::value::Kind;
 
+/// A file's scope: its own names (imports, lets), and the fields of its package.
+type FileNames = (HashMap<Rc<str>, Binding>, Rc<HashMap<Rc<str>, Binding>>);
+
 /// What a name in scope stands for.
 #[derive(Clone, Debug)]
 enum Binding {
@@ -54,6 +57,9 @@ struct Scope<'a> {
     /// which refers to nothing, builds no table of names.
     pending: Option<&'a [ast::Decl]>,
     block: Block,
+    /// Names looked up after `names`: the file scope a deferred field is compiled in, shared
+    /// by every deferred field of its file (see [`DeferredField`]).
+    shared: Option<Rc<HashMap<Rc<str>, Binding>>>,
 }
 
 impl Scope<'_> {
@@ -64,6 +70,7 @@ impl Scope<'_> {
             names,
             pending: None,
             block: Block::None,
+            shared: None,
         }
     }
 }
@@ -89,6 +96,79 @@ pub struct Program {
     pub sel_spans: HashMap<ExprId, Span>,
     /// The expressions that are a whole embedding of a struct literal.
     pub embed_roots: rustc_hash::FxHashSet<ExprId>,
+    /// The deferred fields' values not compiled yet, by [`Expr::Lazy`] index.
+    lazy: Vec<LazyDecl>,
+    /// The file scopes deferred fields are compiled in.
+    lazy_scopes: Vec<Rc<LazyScope>>,
+    /// How many [`Expr::Lazy`] expressions are left: none in most programs, so that the
+    /// evaluator's checks for them cost a comparison.
+    pub lazy_left: usize,
+    /// For a program whose copies start other builds (the compiled imports a bundle's builds
+    /// share, `load::ImportShare`): the [`Expr::Lazy`] expressions the copies compiled, with
+    /// their trees, so that it compiles them too before it is copied again, without parsing
+    /// them again ([`Program::force_logged`]). `None` for other programs.
+    pub forced: Option<Rc<std::cell::RefCell<Vec<ForcedField>>>>,
+}
+
+/// A top-level field of an imported file that the loader did not parse: `name: value` (or
+/// `name?:`, `name!:`) with a plain identifier as its label, at a byte range of its file. It is
+/// compiled as a field whose value is an [`Expr::Lazy`], which the evaluator parses and compiles
+/// the first time it meets it ([`parse_lazy`], [`compile_lazy`]), so that a vendored schema costs only what the
+/// build uses of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeferredField {
+    /// The declaration, from its label to the end of its last token (its value, or the last
+    /// attribute after it).
+    pub start: u32,
+    pub end: u32,
+    pub name: Rc<str>,
+    pub arc: ArcType,
+}
+
+impl DeferredField {
+    /// The deferred field of the declaration at `start..end` of `text` whose label, a plain
+    /// identifier, ends at `label_end`; `None` for a label that must be parsed to be known
+    /// (a keyword, `_`, a reserved `__` name).
+    pub fn new(text: &str, start: u32, end: u32, label_end: u32) -> Option<DeferredField> {
+        let name = text.get(start as usize..label_end as usize)?;
+        let reserved = [
+            "_", "if", "for", "in", "let", "import", "package", "true", "false", "null",
+        ];
+        if reserved.contains(&name) || name.starts_with("__") {
+            return None;
+        }
+        let arc = match text.as_bytes().get(label_end as usize) {
+            Some(b'?') => ArcType::Optional,
+            Some(b'!') => ArcType::Required,
+            _ => ArcType::Member,
+        };
+        Some(DeferredField {
+            start,
+            end,
+            name: Rc::from(name),
+            arc,
+        })
+    }
+}
+
+/// Where a deferred field's value is: its file scope and byte range.
+#[derive(Clone, Copy, Debug)]
+struct LazyDecl {
+    scope: u32,
+    start: u32,
+    end: u32,
+}
+
+/// What compiling a deferred field needs of its file: the names of its scope (the package's
+/// fields, the file's imports and lets) and the file's experiments.
+struct LazyScope {
+    file: ast::FileId,
+    /// The file's imports and lets.
+    names: HashMap<Rc<str>, Binding>,
+    /// The package's fields.
+    package: Rc<HashMap<Rc<str>, Binding>>,
+    explicit_open: bool,
+    aliasv2: bool,
 }
 
 impl Program {
@@ -116,6 +196,20 @@ impl Program {
         self.spans.push(span);
         (self.exprs.len() - 1) as ExprId
     }
+    /// Compiles in place the [`Expr::Lazy`] expressions that copies of this program have
+    /// compiled since the last call (see [`Program::forced`]).
+    pub fn force_logged(&mut self) {
+        let Some(log) = &self.forced else {
+            return;
+        };
+        let forced = std::mem::take(&mut *log.borrow_mut());
+        for (id, parsed) in forced {
+            if (id as usize) < self.exprs.len() {
+                compile_lazy(self, id, &parsed);
+            }
+        }
+    }
+
     pub fn import_id(&mut self, path: &str) -> u32 {
         if let Some(i) = self.imports.iter().position(|p| p == path) {
             return i as u32;
@@ -128,24 +222,39 @@ impl Program {
 /// Compiles the files of one package into struct literals, one per file, all sharing a scope for
 /// their top-level fields. Returns the struct ids in file order.
 pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId> {
+    compile_package_deferred(prog, files, &[])
+}
+
+/// [`compile_package`] for files that also have [deferred fields](DeferredField), by file
+/// (`deferred` may be shorter than `files`).
+pub fn compile_package_deferred(
+    prog: &mut Program,
+    files: &[&ast::File],
+    deferred: &[&[DeferredField]],
+) -> Vec<StructId> {
     let mut top: HashMap<Rc<str>, Binding> = HashMap::default();
-    for f in files {
+    for (i, f) in files.iter().enumerate() {
         for d in &f.decls {
             if let ast::Decl::Field(field) = d {
                 collect_field_name(prog, field, &mut top);
             }
         }
+        for d in deferred.get(i).copied().unwrap_or_default() {
+            let label = prog.labels.ident(&d.name);
+            top.insert(d.name.clone(), Binding::Field(label));
+        }
     }
+    let top = Rc::new(top);
     let mut out = Vec::new();
-    for f in files {
+    for (i, f) in files.iter().enumerate() {
         let mut c = Compiler {
             prog,
             scopes: Vec::new(),
             explicit_open: file_has_experiment(f, "explicitopen"),
             aliasv2: file_has_experiment(f, "aliasv2"),
         };
-        // The file scope: the package's fields plus this file's imports, lets and aliases.
-        let mut names = top.clone();
+        // The file scope: this file's imports, lets and aliases, then the package's fields.
+        let mut names = HashMap::default();
         for d in &f.decls {
             if let ast::Decl::Import(imp) = d {
                 for spec in &imp.specs {
@@ -162,10 +271,84 @@ pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId
                 }
             }
         }
-        let id = c.struct_lit(&f.decls, f.span, Some(names));
+        let lazy = deferred.get(i).copied().unwrap_or_default();
+        let id = c.struct_lit(&f.decls, f.span, Some((names, top.clone())), lazy);
         out.push(id);
     }
     out
+}
+
+/// A deferred field parsed: the tree of its one declaration, or the first syntax error in it.
+pub type ParsedLazy = Result<ast::File, crate::ParseError>;
+
+/// A deferred field the evaluator compiled: its value's expression and its tree.
+pub type ForcedField = (ExprId, std::sync::Arc<ParsedLazy>);
+
+/// Where the deferred field whose value is expression `id` (an [`Expr::Lazy`]) is written: its
+/// file and byte range; `None` for any other expression.
+pub fn lazy_range(prog: &Program, id: ExprId) -> Option<(ast::FileId, u32, u32)> {
+    let Expr::Lazy(k) = *prog.exprs[id as usize] else {
+        return None;
+    };
+    let LazyDecl { scope, start, end } = prog.lazy[k as usize];
+    Some((prog.lazy_scopes[scope as usize].file, start, end))
+}
+
+/// Parses the deferred field at `start..end` of `text`, the text of file `file`.
+pub fn parse_lazy(file: ast::FileId, text: &str, start: u32, end: u32) -> ParsedLazy {
+    let range = (start as usize, end as usize);
+    let (tree, errs) = crate::parser::parse_ranges(file, text, &[range]);
+    match errs.into_iter().next() {
+        Some(err) => Err(err),
+        None => Ok(tree),
+    }
+}
+
+/// Compiles the deferred field whose value is expression `id` in place, from its tree
+/// ([`parse_lazy`]): the expression at `id` becomes the compiled value; an expression that is
+/// no [`Expr::Lazy`] is left as it is. A syntax error in the field, which the loader did not
+/// look for, becomes an error expression at its position. So does a compile error, which the
+/// program does not record: the field is compiled while the build is evaluated, when the
+/// instance's compile errors have been reported (see `docs/divergences.md`).
+pub fn compile_lazy(prog: &mut Program, id: ExprId, parsed: &ParsedLazy) {
+    let Expr::Lazy(k) = *prog.exprs[id as usize] else {
+        return;
+    };
+    let LazyDecl { scope, start, end } = prog.lazy[k as usize];
+    let sc = prog.lazy_scopes[scope as usize].clone();
+    prog.lazy_left -= 1;
+    let (s, e) = (start as usize, end as usize);
+    let value = match parsed.as_ref().map(|t| t.decls.as_slice()) {
+        Ok([ast::Decl::Field(f)]) if f.span.range() == (s..e) => {
+            let errors = prog.errors.len();
+            let mut c = Compiler {
+                prog,
+                scopes: vec![Scope {
+                    frame: true,
+                    names: sc.names.clone(),
+                    pending: None,
+                    block: Block::Struct,
+                    shared: Some(sc.package.clone()),
+                }],
+                explicit_open: sc.explicit_open,
+                aliasv2: sc.aliasv2,
+            };
+            let value = c.value_with_alias(&f.value);
+            prog.errors.truncate(errors);
+            value
+        }
+        Err(err) => prog.add(Expr::Error(Rc::from(err.message.as_str())), err.span),
+        Ok(_) => prog.add(
+            Expr::Error(Rc::from("syntax error")),
+            Span::new(sc.file, s, e),
+        ),
+    };
+    let compiled = prog.exprs[value as usize].clone();
+    prog.exprs[id as usize] = compiled;
+    prog.spans[id as usize] = prog.spans[value as usize];
+    if let Some(sel) = prog.sel_spans.get(&value).copied() {
+        prog.sel_spans.insert(id, sel);
+    }
 }
 
 /// The package name an import path binds by default: the last element, without a `:pkg` or
@@ -251,24 +434,28 @@ impl<'a> Compiler<'_, 'a> {
         self.prog.add(Expr::Error(Rc::from(msg.as_str())), span)
     }
 
+    /// Compiles a struct literal, or a file (`names` given: its own names and the package's
+    /// fields), with the file's deferred fields among its declarations in source order.
     fn struct_lit(
         &mut self,
         decls: &'a [ast::Decl],
         span: Span,
-        names: Option<HashMap<Rc<str>, Binding>>,
+        names: Option<FileNames>,
+        deferred: &[DeferredField],
     ) -> StructId {
-        let (names, pending) = match names {
-            Some(n) => (n, None),
+        let (names, pending, shared) = match names {
+            Some((n, top)) => (n, None, Some(top)),
             // The names wait for a lookup (see `Scope::pending`). Labels are interned as the
             // fields are compiled; a label's number says nothing about order (export orders
             // fields by position and compares labels by name).
-            None => (HashMap::default(), Some(decls)),
+            None => (HashMap::default(), Some(decls), None),
         };
         self.scopes.push(Scope {
             frame: true,
             names,
             pending,
             block: Block::Struct,
+            shared,
         });
         // Lets are visible in the whole struct: bind them before compiling any value.
         let mut let_labels = Vec::new();
@@ -297,7 +484,17 @@ impl<'a> Compiler<'_, 'a> {
         let mut has_regular = false;
         let mut has_member = false;
         let mut lets = let_labels.into_iter();
+        let scope = self.prog.lazy_scopes.len() as u32;
+        let mut deferred = deferred.iter().peekable();
+        let mut any_deferred = false;
         for d in decls {
+            while let Some(f) = deferred.next_if(|f| f.start < d.span().start) {
+                let (label, decl) = self.deferred_field(scope, span.file, f);
+                has_regular |= label.is_regular();
+                has_member |= label.is_regular() && f.arc == ArcType::Member;
+                out.push(decl);
+                any_deferred = true;
+            }
             match d {
                 ast::Decl::Field(f) => {
                     if let Some(decl) = self.field(f) {
@@ -341,7 +538,29 @@ impl<'a> Compiler<'_, 'a> {
                 ast::Decl::Package(_) | ast::Decl::Import(_) | ast::Decl::Attribute(_) => {}
             }
         }
-        self.scopes.pop();
+        for f in deferred {
+            let (label, decl) = self.deferred_field(scope, span.file, f);
+            has_regular |= label.is_regular();
+            has_member |= label.is_regular() && f.arc == ArcType::Member;
+            out.push(decl);
+            any_deferred = true;
+        }
+        let top = self.scopes.pop();
+        if let Some(Scope {
+            names,
+            shared: Some(package),
+            ..
+        }) = top
+            && any_deferred
+        {
+            self.prog.lazy_scopes.push(Rc::new(LazyScope {
+                file: span.file,
+                names,
+                package,
+                explicit_open: self.explicit_open,
+                aliasv2: self.aliasv2,
+            }));
+        }
         self.prog.structs.push(Rc::new(StructLit {
             span,
             span_index: StructLit::index_spans(&out),
@@ -350,8 +569,36 @@ impl<'a> Compiler<'_, 'a> {
             has_regular,
             has_member,
             explicit_open: self.explicit_open,
+            has_lazy: any_deferred,
         }));
         (self.prog.structs.len() - 1) as StructId
+    }
+
+    /// The field of a deferred declaration, its value an [`Expr::Lazy`] in file scope `scope`.
+    fn deferred_field(
+        &mut self,
+        scope: u32,
+        file: ast::FileId,
+        f: &DeferredField,
+    ) -> (Label, Decl) {
+        let label = self.prog.labels.ident(&f.name);
+        let span = Span::new(file, f.start as usize, f.end as usize);
+        self.prog.lazy.push(LazyDecl {
+            scope,
+            start: f.start,
+            end: f.end,
+        });
+        self.prog.lazy_left += 1;
+        let value = self
+            .prog
+            .add(Expr::Lazy((self.prog.lazy.len() - 1) as u32), span);
+        let decl = Decl::Field {
+            label,
+            arc: f.arc,
+            value,
+            span,
+        };
+        (label, decl)
     }
 
     fn field(&mut self, f: &'a ast::Field) -> Option<Decl> {
@@ -524,12 +771,12 @@ impl<'a> Compiler<'_, 'a> {
                 }
             }
         }
-        let body = self.struct_lit(&c.body.decls, c.body.span, None);
+        let body = self.struct_lit(&c.body.decls, c.body.span, None, &[]);
         self.scopes.truncate(pushed);
         let fallback = c
             .fallback
             .as_ref()
-            .map(|f| self.struct_lit(&f.body.decls, f.body.span, None));
+            .map(|f| self.struct_lit(&f.body.decls, f.body.span, None, &[]));
         Comprehension {
             clauses,
             body,
@@ -557,7 +804,11 @@ impl<'a> Compiler<'_, 'a> {
                 self.scopes[i].names = n;
             }
             let scope = &self.scopes[i];
-            if let Some(b) = scope.names.get(name) {
+            let found = match &scope.shared {
+                Some(shared) => scope.names.get(name).or_else(|| shared.get(name)),
+                None => scope.names.get(name),
+            };
+            if let Some(b) = found {
                 let e = match b.clone() {
                     Binding::Field(label) => Expr::FieldRef { up, label },
                     Binding::Let(label, name) => Expr::LetRef { up, label, name },
@@ -636,7 +887,7 @@ impl<'a> Compiler<'_, 'a> {
             ast::Expr::Interpolation(i) => self.interpolation(i),
             ast::Expr::Bottom(_) => self.prog.add(Expr::Bottom, span),
             ast::Expr::Struct(s) => {
-                let id = self.struct_lit(&s.decls, s.span, None);
+                let id = self.struct_lit(&s.decls, s.span, None, &[]);
                 self.prog.add(Expr::Struct(id), span)
             }
             ast::Expr::List(l) => {
@@ -645,6 +896,7 @@ impl<'a> Compiler<'_, 'a> {
                     names: HashMap::default(),
                     pending: None,
                     block: Block::List,
+                    shared: None,
                 });
                 let mut elems = Vec::new();
                 let mut ellipsis = None;

@@ -102,6 +102,52 @@ pub fn value_eq_shallow(a: &Value, b: &Value) -> bool {
 }
 
 impl Runtime {
+    /// Compiles expression `id` in place if it is the value of a deferred field
+    /// (`compile::compile_lazy`).
+    pub(super) fn force(&mut self, id: ExprId) {
+        if self.prog.lazy_left == 0 {
+            return;
+        }
+        let Some((file, start, end)) = compile::lazy_range(&self.prog, id) else {
+            return;
+        };
+        let text = self
+            .sources
+            .get(file.0 as usize)
+            .cloned()
+            .unwrap_or_default();
+        let parse = || compile::parse_lazy(file, &text, start, end);
+        let parsed = match &self.parse_cache {
+            Some(cache) => cache.deferred_field(file, start, end, &text, parse),
+            None => std::sync::Arc::new(parse()),
+        };
+        compile::compile_lazy(&mut self.prog, id, &parsed);
+        if let Some(log) = &self.prog.forced {
+            log.borrow_mut().push((id, parsed));
+        }
+    }
+
+    /// Compiles the deferred values among the conjuncts of `a` if it is an arc of an imported
+    /// package, before a reference inspects or copies them (its own evaluation compiles them
+    /// as it adds them).
+    pub(super) fn force_conjuncts(&mut self, a: VId) {
+        if self.lazy_roots.is_empty()
+            || !self
+                .v(a)
+                .parent
+                .is_some_and(|p| self.lazy_roots.contains(&p))
+        {
+            return;
+        }
+        for i in 0..self.v(a).conjuncts.len() {
+            if let CExpr::Expr(id) = self.v(a).conjuncts[i].x
+                && matches!(self.prog.expr(id), Expr::Lazy(_))
+            {
+                self.force(id);
+            }
+        }
+    }
+
     /// Resolves a reference-like expression to the vertex it names.
     pub(super) fn resolve(
         &mut self,
@@ -112,6 +158,10 @@ impl Runtime {
         let e = self.prog.expr_rc(id);
         let span = self.prog.span(id);
         match &*e {
+            Expr::Lazy(_) => {
+                self.force(id);
+                self.resolve(env, id, cur)
+            }
             Expr::FieldRef { up, label } => {
                 let scope = frame_up(env, *up, span)?.vertex;
                 self.lookup_field(scope, *label, span, true)
@@ -744,6 +794,10 @@ impl Runtime {
         let e = self.prog.expr_rc(id);
         let span = self.prog.span(id);
         match &*e {
+            Expr::Lazy(_) => {
+                self.force(id);
+                self.eval_value_inner(env, id, cur)
+            }
             Expr::Top => Value::Top,
             Expr::Bottom => Value::Bottom(Bottom::with_span(
                 ErrCode::User,

@@ -103,6 +103,9 @@ pub enum Expr {
     Interp(Vec<Rc<str>>, Vec<ExprId>, bool),
     /// An error found at compile time (unresolved reference, bad literal).
     Error(Rc<str>),
+    /// The value of a deferred top-level field of an imported file, not compiled yet: the
+    /// evaluator compiles it in place (`compile::compile_lazy`) before it reads it.
+    Lazy(u32),
 }
 
 #[derive(Clone, Debug)]
@@ -133,6 +136,8 @@ pub struct StructLit {
     /// The literal is in a file with the `explicitopen` experiment: embedding a definition
     /// does not open it.
     pub explicit_open: bool,
+    /// The literal is a file with deferred fields (values that are `Expr::Lazy`).
+    pub has_lazy: bool,
     /// For a literal with many declarations: the index in `decls` of the field, dynamic field
     /// or pattern at each span, so that export's field order finds the declaration that gave
     /// a conjunct without searching; `None` for a small literal or when two declarations share

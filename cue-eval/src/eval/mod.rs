@@ -466,8 +466,15 @@ pub struct Runtime {
     /// Conjuncts dropped because a cycle through a node further up could not resolve yet; they
     /// are checked against their node's value once the outermost evaluation is done.
     pub(crate) cycle_checks: Vec<(VId, Conjunct)>,
-    /// Source texts by file id, for messages that quote an expression.
+    /// Source texts by file id, for messages that quote an expression, and for the deferred
+    /// fields of imported files.
     pub(crate) sources: Vec<std::sync::Arc<String>>,
+    /// The parse cache of the build's load: the deferred fields of imported files parse
+    /// through it, once for all the builds of a bundle.
+    pub(crate) parse_cache: Option<std::sync::Arc<crate::ParseCache>>,
+    /// The vertices holding a file with deferred fields (imported packages' roots): their
+    /// arcs may have conjuncts not compiled yet (see `Runtime::force_conjuncts`).
+    pub(crate) lazy_roots: Vec<VId>,
     /// Each file's rank by name, by file id: field order compares positions by file name.
     pub(crate) file_ranks: Vec<u32>,
     /// The last comprehension firing numbered, and the one whose clauses are running.
@@ -578,6 +585,8 @@ impl Runtime {
             cycle_epoch: 0,
             cycle_checks: Vec::new(),
             sources: Vec::new(),
+            parse_cache: None,
+            lazy_roots: Vec::new(),
             file_ranks: Vec::new(),
             comp_ids: 0,
             cur_comp: 0,

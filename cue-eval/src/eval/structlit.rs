@@ -91,6 +91,9 @@ impl Runtime {
                 .count();
             self.vm(v).arcs.reserve(fields);
         }
+        if lit.has_lazy && !self.lazy_roots.contains(&v) {
+            self.lazy_roots.push(v);
+        }
         // Fields first, embeddings after: an embedding may refer to any field of the literal.
         let mut embeds = Vec::new();
         for d in &lit.decls {

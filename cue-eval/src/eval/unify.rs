@@ -392,6 +392,10 @@ impl Runtime {
         let e = self.prog.expr_rc(id);
         let span = self.prog.span(id);
         match &*e {
+            Expr::Lazy(_) => {
+                self.force(id);
+                self.add_expr_conjunct(v, st, c, id);
+            }
             Expr::Struct(sid) => {
                 self.add_struct(v, st, c.env.clone(), *sid, &c.ci, span);
             }
@@ -486,6 +490,8 @@ impl Runtime {
 
     /// Adds the conjuncts of a referenced vertex.
     fn add_ref(&mut self, v: VId, st: &mut NodeState, w: VId, c: &Conjunct, span: Span) {
+        // Before the cycle checks and the copies look at the conjuncts of `w`.
+        self.force_conjuncts(w);
         if w == v || self.ref_cycle(v, st, w, c, span) {
             return;
         }

@@ -17,6 +17,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHasher};
 use super::skim::{self, Skim};
 use crate::ParseError;
 use crate::ast::{File, FileId};
+use crate::eval::compile::ParsedLazy;
 
 /// What was asked of the parser.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -42,6 +43,9 @@ enum Outcome {
     Skimmed(Option<Arc<Skim>>),
 }
 
+/// A deferred field's tree, with the text of the declaration it was parsed from.
+type FieldSlot = Arc<OnceLock<(Box<str>, Arc<ParsedLazy>)>>;
+
 /// One cached result, with the text it was computed from (compared on every hit, so that a
 /// hash collision can only cost a parse, never give a wrong tree).
 struct Slot {
@@ -54,6 +58,10 @@ struct Slot {
 #[derive(Default)]
 pub struct ParseCache {
     slots: Mutex<HashMap<Key, Arc<OnceLock<Slot>>>>,
+    /// The deferred fields the evaluator parsed (see `eval::compile::DeferredField`), by file
+    /// id and byte range, each with the text of the declaration it was parsed from.
+    fields: Mutex<HashMap<(u32, u32, u32), FieldSlot>>,
+    fields_parsed: AtomicUsize,
     computed: AtomicUsize,
     reused: AtomicUsize,
 }
@@ -63,6 +71,7 @@ impl std::fmt::Debug for ParseCache {
         f.debug_struct("ParseCache")
             .field("computed", &self.computed())
             .field("reused", &self.reused())
+            .field("fields_parsed", &self.fields_parsed())
             .finish()
     }
 }
@@ -81,6 +90,42 @@ impl ParseCache {
     /// How many were answered from the cache.
     pub fn reused(&self) -> usize {
         self.reused.load(Ordering::Relaxed)
+    }
+
+    /// How many deferred fields of imported files the evaluator parsed through this cache
+    /// (each is parsed once, whichever build uses it first; these are not counted in
+    /// [`ParseCache::computed`] and [`ParseCache::reused`], which count files).
+    pub fn fields_parsed(&self) -> usize {
+        self.fields_parsed.load(Ordering::Relaxed)
+    }
+
+    /// The tree of the deferred field at `start..end` of `text`, the text of file `file`: the
+    /// one parsed for a build before when it had the same declaration text at the same place
+    /// (a field's tree depends on nothing else), otherwise `parse()`'s.
+    pub(crate) fn deferred_field(
+        &self,
+        file: FileId,
+        start: u32,
+        end: u32,
+        text: &str,
+        parse: impl FnOnce() -> ParsedLazy,
+    ) -> Arc<ParsedLazy> {
+        let decl = text.get(start as usize..end as usize).unwrap_or_default();
+        let slot = {
+            let mut fields = self.fields.lock().unwrap_or_else(|e| e.into_inner());
+            fields.entry((file.0, start, end)).or_default().clone()
+        };
+        let mut parse = Some(parse);
+        let (t, tree) = slot.get_or_init(|| {
+            self.fields_parsed.fetch_add(1, Ordering::Relaxed);
+            let tree = (parse.take().expect("parsed once"))();
+            (decl.into(), Arc::new(tree))
+        });
+        if **t != *decl {
+            self.fields_parsed.fetch_add(1, Ordering::Relaxed);
+            return Arc::new((parse.take().expect("not parsed yet"))());
+        }
+        tree.clone()
     }
 
     fn slot(&self, file: FileId, request: Request, name: &str, text: &str) -> Arc<OnceLock<Slot>> {

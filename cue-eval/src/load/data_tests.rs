@@ -174,22 +174,42 @@ fn non_utf8_sources_are_a_clear_error() {
     assert!(out.contains("a.cue:3:5: invalid UTF-8"), "{out}");
 }
 
-/// The labels of the top-level fields parsed for the file of `build` whose path ends in `tail`.
-fn parsed_labels(build: &LoadBuild, tail: &str) -> Vec<String> {
-    let f = build
+/// The file of `build` whose path ends in `tail`.
+fn loaded<'b>(build: &'b LoadBuild, tail: &str) -> &'b crate::load::LoadedFile {
+    build
         .files
         .iter()
         .find(|f| f.name.ends_with(tail))
-        .unwrap_or_else(|| panic!("{tail} is loaded"));
-    f.ast
+        .unwrap_or_else(|| panic!("{tail} is loaded"))
+}
+
+/// The labels of the top-level fields kept for the file of `build` whose path ends in `tail`:
+/// those parsed and those deferred, in source order.
+fn parsed_labels(build: &LoadBuild, tail: &str) -> Vec<String> {
+    let f = loaded(build, tail);
+    let mut labels: Vec<(usize, String)> = f
+        .ast
         .decls
         .iter()
         .filter_map(|d| match d {
             crate::ast::Decl::Field(f) => Some(f.label.span()),
             _ => None,
         })
-        .map(|s| f.text[s.range()].to_string())
-        .collect()
+        .map(|s| (s.start as usize, f.text[s.range()].to_string()))
+        .collect();
+    labels.extend(
+        f.deferred
+            .iter()
+            .map(|d| (d.start as usize, d.name.to_string())),
+    );
+    labels.sort();
+    labels.into_iter().map(|(_, l)| l).collect()
+}
+
+/// The labels of the fields of that file left for the evaluator to parse when used.
+fn deferred_labels(build: &LoadBuild, tail: &str) -> Vec<String> {
+    let f = loaded(build, tail);
+    f.deferred.iter().map(|d| d.name.to_string()).collect()
 }
 
 #[test]
@@ -218,6 +238,15 @@ fn lazy_imports_parse_only_what_is_reached() {
     );
     // A package used as a value is kept whole.
     assert_eq!(parsed_labels(&build, "whole/whole.cue"), ["a", "b", "#C"]);
+    // Of the kept fields, those with an identifier as their label are parsed when used.
+    assert_eq!(
+        deferred_labels(&build, "lib/a.cue"),
+        ["#Service", "#Name", "#Label", "#Multi", "#Raw"]
+    );
+    assert_eq!(
+        deferred_labels(&build, "lib/b.cue"),
+        ["#Suffix", "region", "_hidden", "#Sum"]
+    );
 
     let mut cfg = Config::new(&dir);
     cfg.eager_imports = true;
@@ -264,4 +293,69 @@ fn tempfile_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temporary directory");
     dir
+}
+
+/// A module that imports `v.io/lib` (with `lib`'s text) and exports `main`.
+fn deferred_case(name: &str, lib: &str, main: &str) -> PathBuf {
+    let dir = tempfile_dir(name);
+    let write = |path: &str, text: &str| {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("a directory");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        "cue.mod/module.cue",
+        "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
+    );
+    write("cue.mod/pkg/v.io/lib/lib.cue", lib);
+    write(
+        "main.cue",
+        &format!("package main\n\nimport \"v.io/lib\"\n\n{main}\n"),
+    );
+    dir
+}
+
+const DEFERRED_LIB: &str = "package lib
+
+#A: {a: int | *1}
+#B: {b: #A, c?: #C, d?: #Bad, e?: #Undefined}
+#C: {c: string}
+#Bad: {x: 1 + }
+#Undefined: {y: nowhere}
+";
+
+#[test]
+fn deferred_fields_are_compiled_when_used() {
+    let dir = deferred_case("deferred-used", DEFERRED_LIB, "out: lib.#B");
+    let build = load(&Config::new(&dir), &[]).expect("loads");
+    assert_eq!(
+        deferred_labels(&build, "lib/lib.cue"),
+        ["#A", "#B", "#C", "#Bad", "#Undefined"]
+    );
+    let mut inst = build.into_instance().expect("compiles");
+    assert_eq!(inst.rt.prog.lazy_left, 5);
+    let out = inst.export().map(|d| to_json_indent(&d, false));
+    assert_eq!(
+        out.ok().as_deref(),
+        Some("{\n    \"out\": {\n        \"b\": {\n            \"a\": 1\n        }\n    }\n}\n")
+    );
+    // Only `#B` and `#A` were needed: the syntax error in `#Bad` and the unknown reference
+    // in `#Undefined` are never compiled.
+    assert_eq!(inst.rt.prog.lazy_left, 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn errors_in_deferred_fields_are_reported_where_they_are_when_used() {
+    let dir = deferred_case("deferred-syntax", DEFERRED_LIB, "out: lib.#B & {d: {}}");
+    let out = run(&Config::new(&dir), &[]);
+    assert!(out.starts_with("error: "), "{out}");
+    assert!(out.contains("lib.cue:6:"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let dir = deferred_case("deferred-undefined", DEFERRED_LIB, "out: lib.#B & {e: {}}");
+    let out = run(&Config::new(&dir), &[]);
+    assert!(out.contains("reference \"nowhere\" not found"), "{out}");
+    assert!(out.contains("lib.cue:7:17"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

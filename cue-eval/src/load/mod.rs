@@ -184,6 +184,10 @@ pub struct LoadedFile {
     pub in_main_module: bool,
     /// Whether it was left out by `@if` or `@ignore` (kept so that file ids stay dense).
     pub excluded: bool,
+    /// The top-level fields of an imported file that the build may use but `ast` leaves out:
+    /// the evaluator parses and compiles each the first time it is used (see
+    /// [`prune`](self::prune)).
+    pub(crate) deferred: Vec<crate::eval::compile::DeferredField>,
 }
 
 /// A data file given on the command line.
@@ -242,6 +246,7 @@ impl Build {
             ast,
             in_main_module: main,
             excluded: false,
+            deferred: Vec::new(),
         });
         Ok(idx)
     }
@@ -276,8 +281,7 @@ impl Build {
     /// Builds the trees [`load_sharing`] deferred.
     pub(crate) fn build_deferred(&mut self) -> Result<(), LoadError> {
         for (f, kept) in std::mem::take(&mut self.deferred) {
-            let ast = prune::parse_kept(f, &self.files[f], &kept, self.parse_cache.as_deref())?;
-            self.files[f].ast = ast;
+            prune::parse_kept(f, &mut self.files[f], &kept, self.parse_cache.as_deref())?;
         }
         Ok(())
     }
@@ -296,16 +300,22 @@ impl Build {
                 name: f.name.clone(),
                 text: f.text.clone(),
                 ast: f.ast.clone(),
+                deferred: f.deferred.clone(),
             })
             .collect();
-        Instance::from_parsed(files, &self.main, &self.imports)
+        let mut inst = Instance::from_parsed(files, &self.main, &self.imports)?;
+        inst.rt.parse_cache = self.parse_cache.clone();
+        Ok(inst)
     }
 
     /// Like [`Build::instance`], consuming the build (no copies of the sources).
     pub fn into_instance(mut self) -> Result<Instance, Vec<EvalError>> {
         self.build_deferred().map_err(|e| vec![e.to_eval_error()])?;
+        let cache = self.parse_cache.clone();
         let (files, main, imports) = self.into_parsed();
-        Instance::from_parsed(files, &main, &imports)
+        let mut inst = Instance::from_parsed(files, &main, &imports)?;
+        inst.rt.parse_cache = cache;
+        Ok(inst)
     }
 
     /// The build's files as the evaluator takes them, its main files and its imports.
@@ -317,6 +327,7 @@ impl Build {
                 name: f.name,
                 text: f.text,
                 ast: f.ast,
+                deferred: f.deferred,
             })
             .collect();
         (files, self.main, self.imports)
@@ -675,6 +686,7 @@ impl<'a> Loader<'a> {
             ast,
             in_main_module,
             excluded,
+            deferred: Vec::new(),
         });
         self.parsed.insert(path.as_os_str().to_owned(), idx);
         Ok(idx)

@@ -12,9 +12,14 @@
 //! Each pruned file is then parsed declaration by declaration, only the kept ones, at their
 //! places in the real text (so every position in an error is that of the file). If the parse
 //! fails or its declarations do not line up with the skim, the file is parsed whole instead.
+//! Kept fields labelled with a plain identifier are not parsed here at all: they become the
+//! file's [deferred fields](crate::eval::compile::DeferredField), which the evaluator parses
+//! and compiles the first time it uses them. A reachable declaration is often never used: a
+//! Kubernetes schema reaches most of its package through optional fields.
 //!
 //! What differs from parsing everything: a syntax error inside a declaration that nothing
-//! reaches is not reported (see `docs/divergences.md`).
+//! reaches is not reported, and one inside a deferred field only when it is used (see
+//! `docs/divergences.md`).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -26,6 +31,7 @@ use super::FileRef;
 use super::skim::{Ref, Skim};
 use super::{Build, LoadError, LoadedFile};
 use crate::ast::{Decl, FileId};
+use crate::eval::compile::DeferredField;
 
 /// A file loaded lazily: its skim and which of its chunks are kept.
 pub(super) struct Lazy {
@@ -251,26 +257,50 @@ pub(super) fn apply(
     }
     for (&f, lz) in lazy.iter() {
         let kept = ranges(&lz.skim, &|i| lz.kept[i]);
-        if defer(f, &build.files[f], &kept) {
-            out.deferred.push((f, kept));
+        let file = &mut build.files[f];
+        let eager = defer_fields(&lz.skim, &lz.kept, file);
+        if defer(f, file, &kept) {
+            out.deferred.push((f, eager));
             continue;
         }
-        let file = &mut build.files[f];
-        file.ast = parse_kept(f, file, &kept, cache)?;
+        parse_kept(f, file, &eager, cache)?;
         out.built += 1;
     }
     out.deferred.sort_unstable();
     Ok(out)
 }
 
-/// The tree of lazy file `f` with only the declarations at `kept`, or the whole file when
-/// those do not parse as exactly these declarations.
+/// Sets `file.deferred` to the kept fields of lazy file `file` that can wait until the
+/// evaluator uses them (a plain identifier label: `name: v`, `name?: v`, `name!: v`), and
+/// returns the byte ranges of the other kept declarations, which are parsed now. A file with
+/// an `@embed` attribute defers nothing: the loader rewrites its tree.
+fn defer_fields(skim: &Skim, kept: &[bool], file: &mut LoadedFile) -> Vec<(usize, usize)> {
+    let text = &file.text;
+    let can_defer = !skim.embeds;
+    let mut eager = Vec::new();
+    let mut deferred = Vec::new();
+    for (c, _) in skim.chunks.iter().zip(kept).filter(|(_, k)| **k) {
+        let field = c
+            .label
+            .filter(|_| can_defer)
+            .and_then(|(_, le)| DeferredField::new(text, c.start, c.end, le));
+        match field {
+            Some(d) => deferred.push(d),
+            None => eager.push((c.start as usize, c.end as usize)),
+        }
+    }
+    file.deferred = deferred;
+    eager
+}
+
+/// Sets the tree of lazy file `f` to only the declarations at `kept`, or to the whole file
+/// (with no deferred fields) when those do not parse as exactly these declarations.
 pub(super) fn parse_kept(
     f: usize,
-    file: &LoadedFile,
+    file: &mut LoadedFile,
     kept: &[(usize, usize)],
     cache: Option<&super::ParseCache>,
-) -> Result<crate::ast::File, LoadError> {
+) -> Result<(), LoadError> {
     let (ast, errs) =
         super::cache::parse_ranges(cache, FileId(f as u32), &file.name, &file.text, kept);
     let lines_up = errs.is_empty()
@@ -281,7 +311,8 @@ pub(super) fn parse_kept(
             .zip(kept)
             .all(|(d, &(s, e))| !matches!(d, Decl::Bad(_)) && d.span().range() == (s..e));
     if lines_up {
-        return Ok(ast);
+        file.ast = ast;
+        return Ok(());
     }
     let (ast, errs) =
         super::cache::parse_with(cache, FileId(f as u32), &file.name, &file.text, false);
@@ -289,7 +320,9 @@ pub(super) fn parse_kept(
         let sf = FileRef::new(&file.name, &file.text);
         return Err(LoadError::at(e.message.clone(), &sf, e.span.start));
     }
-    Ok(ast)
+    file.ast = ast;
+    file.deferred.clear();
+    Ok(())
 }
 
 impl<'b> Pruner<'b> {

@@ -109,6 +109,19 @@ fn decl_ranges(f: &crate::ast::File) -> impl Iterator<Item = (u32, u32)> + '_ {
     })
 }
 
+/// The byte ranges of the declarations a file is compiled from: `parsed` (those of its tree)
+/// and its deferred fields, in source order.
+fn kept_ranges(
+    parsed: impl Iterator<Item = (u32, u32)>,
+    deferred: &[crate::eval::compile::DeferredField],
+) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = parsed
+        .chain(deferred.iter().map(|d| (d.start, d.end)))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
 impl Key {
     /// Whether imported file `f` was compiled from the same name and text with the
     /// declarations at `kept`, and nothing rewrote its tree: then its tree need not be built.
@@ -149,7 +162,7 @@ impl Key {
                         id: i,
                         name: f.name.clone(),
                         text,
-                        decls: decl_ranges(&f.ast).collect(),
+                        decls: kept_ranges(decl_ranges(&f.ast), &f.deferred),
                         excluded: f.excluded,
                         ast: rewritten(&f.text).then(|| f.ast.clone()),
                     }
@@ -165,17 +178,11 @@ impl Key {
                 let f = &b.files[i];
                 let same_decls = match b.deferred.binary_search_by_key(&i, |d| d.0) {
                     Ok(d) => {
-                        let kept = &b.deferred[d].1;
-                        k.ast.is_none()
-                            && k.decls.len() == kept.len()
-                            && kept
-                                .iter()
-                                .map(|&(s, e)| (s as u32, e as u32))
-                                .eq(k.decls.iter().copied())
+                        let parsed = b.deferred[d].1.iter().map(|&(s, e)| (s as u32, e as u32));
+                        k.ast.is_none() && kept_ranges(parsed, &f.deferred) == k.decls
                     }
                     Err(_) => {
-                        k.decls.len() == f.ast.decls.len()
-                            && decl_ranges(&f.ast).eq(k.decls.iter().copied())
+                        kept_ranges(decl_ranges(&f.ast), &f.deferred) == k.decls
                             && k.ast.as_ref().is_none_or(|a| *a == f.ast)
                     }
                 };
@@ -207,9 +214,12 @@ impl Build {
         );
         let base = share
             .base
-            .as_ref()
+            .as_mut()
             .filter(|(k, c)| c.order() == order && k.matches(&self, &ids))
-            .map(|(_, c)| c);
+            .map(|(_, c)| {
+                c.force_logged();
+                &*c
+            });
         if base.is_none() {
             share.trees += self.deferred.len();
             self.build_deferred().map_err(|e| vec![e.to_eval_error()])?;
@@ -217,15 +227,19 @@ impl Build {
         let key = base
             .is_none()
             .then(|| Key::of(&self, &ids, share.prune.as_ref()));
+        let cache = self.parse_cache.clone();
         let (files, main, imports) = self.into_parsed();
         if let Some(base) = base {
             share.reused += 1;
             let how = ImportsFrom::Shared(base);
-            return Ok(Instance::from_parsed_on(files, &main, &imports, how).0);
+            let mut inst = Instance::from_parsed_on(files, &main, &imports, how).0;
+            inst.rt.parse_cache = cache;
+            return Ok(inst);
         }
         share.compiled += 1;
         let how = ImportsFrom::Compile { order, keep: true };
-        let (inst, compiled) = Instance::from_parsed_on(files, &main, &imports, how);
+        let (mut inst, compiled) = Instance::from_parsed_on(files, &main, &imports, how);
+        inst.rt.parse_cache = cache;
         share.base = key.zip(compiled);
         Ok(inst)
     }
