@@ -485,10 +485,11 @@ impl<'a> Compiler<'_, 'a> {
         let mut has_member = false;
         let mut lets = let_labels.into_iter();
         let scope = self.prog.lazy_scopes.len() as u32;
+        let merge = !deferred.is_empty();
         let mut deferred = deferred.iter().peekable();
         let mut any_deferred = false;
         for d in decls {
-            while let Some(f) = deferred.next_if(|f| f.start < d.span().start) {
+            while merge && let Some(f) = deferred.next_if(|f| f.start < d.span().start) {
                 let (label, decl) = self.deferred_field(scope, span.file, f);
                 has_regular |= label.is_regular();
                 has_member |= label.is_regular() && f.arc == ArcType::Member;
@@ -545,13 +546,13 @@ impl<'a> Compiler<'_, 'a> {
             out.push(decl);
             any_deferred = true;
         }
-        let top = self.scopes.pop();
-        if let Some(Scope {
+        if !any_deferred {
+            self.scopes.pop();
+        } else if let Some(Scope {
             names,
             shared: Some(package),
             ..
-        }) = top
-            && any_deferred
+        }) = self.scopes.pop()
         {
             self.prog.lazy_scopes.push(Rc::new(LazyScope {
                 file: span.file,

@@ -155,13 +155,13 @@ impl Runtime {
         id: ExprId,
         cur: VId,
     ) -> Result<Resolved, Rc<Bottom>> {
-        let e = self.prog.expr_rc(id);
+        let mut e = self.prog.expr_rc(id);
+        if let Expr::Lazy(_) = &*e {
+            self.force(id);
+            e = self.prog.expr_rc(id);
+        }
         let span = self.prog.span(id);
         match &*e {
-            Expr::Lazy(_) => {
-                self.force(id);
-                self.resolve(env, id, cur)
-            }
             Expr::FieldRef { up, label } => {
                 let scope = frame_up(env, *up, span)?.vertex;
                 self.lookup_field(scope, *label, span, true)

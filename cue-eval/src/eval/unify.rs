@@ -389,13 +389,13 @@ impl Runtime {
 
     /// Adds a conjunct holding expression `id`.
     fn add_expr_conjunct(&mut self, v: VId, st: &mut NodeState, c: Conjunct, id: ExprId) {
-        let e = self.prog.expr_rc(id);
+        let mut e = self.prog.expr_rc(id);
+        if let Expr::Lazy(_) = &*e {
+            self.force(id);
+            e = self.prog.expr_rc(id);
+        }
         let span = self.prog.span(id);
         match &*e {
-            Expr::Lazy(_) => {
-                self.force(id);
-                self.add_expr_conjunct(v, st, c, id);
-            }
             Expr::Struct(sid) => {
                 self.add_struct(v, st, c.env.clone(), *sid, &c.ci, span);
             }
