@@ -301,16 +301,22 @@ pub(super) fn parse_kept(
     kept: &[(usize, usize)],
     cache: Option<&super::ParseCache>,
 ) -> Result<(), LoadError> {
+    let lines_up = |ast: &crate::ast::File| {
+        ast.decls.len() == kept.len()
+            && ast
+                .decls
+                .iter()
+                .zip(kept)
+                .all(|(d, &(s, e))| !matches!(d, Decl::Bad(_)) && d.span().range() == (s..e))
+    };
+    // The tree the load parsed (the unlabelled declarations) is often all that is kept
+    // besides the deferred fields.
+    if lines_up(&file.ast) {
+        return Ok(());
+    }
     let (ast, errs) =
         super::cache::parse_ranges(cache, FileId(f as u32), &file.name, &file.text, kept);
-    let lines_up = errs.is_empty()
-        && ast.decls.len() == kept.len()
-        && ast
-            .decls
-            .iter()
-            .zip(kept)
-            .all(|(d, &(s, e))| !matches!(d, Decl::Bad(_)) && d.span().range() == (s..e));
-    if lines_up {
+    if errs.is_empty() && lines_up(&ast) {
         file.ast = ast;
         return Ok(());
     }
