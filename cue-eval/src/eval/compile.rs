@@ -100,9 +100,6 @@ pub struct Program {
     lazy: Vec<LazyDecl>,
     /// The file scopes deferred fields are compiled in.
     lazy_scopes: Vec<Rc<LazyScope>>,
-    /// How many [`Expr::Lazy`] expressions are left: none in most programs, so that the
-    /// evaluator's checks for them cost a comparison.
-    pub lazy_left: usize,
     /// For a program whose copies start other builds (the compiled imports a bundle's builds
     /// share, `load::ImportShare`): the [`Expr::Lazy`] expressions the copies compiled, with
     /// their trees, so that it compiles them too before it is copied again, without parsing
@@ -208,6 +205,15 @@ impl Program {
                 compile_lazy(self, id, &parsed);
             }
         }
+    }
+
+    /// How many deferred fields are not compiled yet.
+    #[cfg(test)]
+    pub fn lazy_left(&self) -> usize {
+        self.exprs
+            .iter()
+            .filter(|e| matches!(***e, Expr::Lazy(_)))
+            .count()
     }
 
     pub fn import_id(&mut self, path: &str) -> u32 {
@@ -316,7 +322,6 @@ pub fn compile_lazy(prog: &mut Program, id: ExprId, parsed: &ParsedLazy) {
     };
     let LazyDecl { scope, start, end } = prog.lazy[k as usize];
     let sc = prog.lazy_scopes[scope as usize].clone();
-    prog.lazy_left -= 1;
     let (s, e) = (start as usize, end as usize);
     let value = match parsed.as_ref().map(|t| t.decls.as_slice()) {
         Ok([ast::Decl::Field(f)]) if f.span.range() == (s..e) => {
@@ -589,7 +594,6 @@ impl<'a> Compiler<'_, 'a> {
             start: f.start,
             end: f.end,
         });
-        self.prog.lazy_left += 1;
         let value = self
             .prog
             .add(Expr::Lazy((self.prog.lazy.len() - 1) as u32), span);

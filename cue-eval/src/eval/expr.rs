@@ -105,9 +105,6 @@ impl Runtime {
     /// Compiles expression `id` in place if it is the value of a deferred field
     /// (`compile::compile_lazy`).
     pub(super) fn force(&mut self, id: ExprId) {
-        if self.prog.lazy_left == 0 {
-            return;
-        }
         let Some((file, start, end)) = compile::lazy_range(&self.prog, id) else {
             return;
         };

@@ -28,6 +28,9 @@ enum Request {
     Ranges(Vec<(usize, usize)>),
     /// `skim`.
     Skim,
+    /// The deferred field at this byte range (`eval::compile::DeferredField`); its text is
+    /// the declaration's.
+    Field(u32, u32),
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -41,10 +44,8 @@ struct Key {
 enum Outcome {
     Parsed(File, Vec<ParseError>),
     Skimmed(Option<Arc<Skim>>),
+    Field(Arc<ParsedLazy>),
 }
-
-/// A deferred field's tree, with the text of the declaration it was parsed from.
-type FieldSlot = Arc<OnceLock<(Box<str>, Arc<ParsedLazy>)>>;
 
 /// One cached result, with the text it was computed from (compared on every hit, so that a
 /// hash collision can only cost a parse, never give a wrong tree).
@@ -58,9 +59,7 @@ struct Slot {
 #[derive(Default)]
 pub struct ParseCache {
     slots: Mutex<HashMap<Key, Arc<OnceLock<Slot>>>>,
-    /// The deferred fields the evaluator parsed (see `eval::compile::DeferredField`), by file
-    /// id and byte range, each with the text of the declaration it was parsed from.
-    fields: Mutex<HashMap<(u32, u32, u32), FieldSlot>>,
+    /// Deferred fields parsed (not counted in `computed` and `reused`, which count files).
     fields_parsed: AtomicUsize,
     computed: AtomicUsize,
     reused: AtomicUsize,
@@ -111,21 +110,13 @@ impl ParseCache {
         parse: impl FnOnce() -> ParsedLazy,
     ) -> Arc<ParsedLazy> {
         let decl = text.get(start as usize..end as usize).unwrap_or_default();
-        let slot = {
-            let mut fields = self.fields.lock().unwrap_or_else(|e| e.into_inner());
-            fields.entry((file.0, start, end)).or_default().clone()
-        };
-        let mut parse = Some(parse);
-        let (t, tree) = slot.get_or_init(|| {
-            self.fields_parsed.fetch_add(1, Ordering::Relaxed);
-            let tree = (parse.take().expect("parsed once"))();
-            (decl.into(), Arc::new(tree))
-        });
-        if **t != *decl {
-            self.fields_parsed.fetch_add(1, Ordering::Relaxed);
-            return Arc::new((parse.take().expect("not parsed yet"))());
+        let request = Request::Field(start, end);
+        match self.get(file, request, "", decl, || {
+            Outcome::Field(Arc::new(parse()))
+        }) {
+            Outcome::Field(tree) => tree,
+            _ => unreachable!("a field request gives a field"),
         }
-        tree.clone()
     }
 
     fn slot(&self, file: FileId, request: Request, name: &str, text: &str) -> Arc<OnceLock<Slot>> {
@@ -152,6 +143,12 @@ impl ParseCache {
         text: &str,
         compute: impl FnOnce() -> Outcome,
     ) -> Outcome {
+        let field = matches!(request, Request::Field(..));
+        let computed = if field {
+            &self.fields_parsed
+        } else {
+            &self.computed
+        };
         let slot = self.slot(file, request, name, text);
         let mut fresh = false;
         let mut compute = Some(compute);
@@ -163,17 +160,18 @@ impl ParseCache {
             }
         });
         if &*s.text != text {
-            self.computed.fetch_add(1, Ordering::Relaxed);
+            computed.fetch_add(1, Ordering::Relaxed);
             return (compute.take().expect("not computed yet"))();
         }
         if fresh {
-            self.computed.fetch_add(1, Ordering::Relaxed);
-        } else {
+            computed.fetch_add(1, Ordering::Relaxed);
+        } else if !field {
             self.reused.fetch_add(1, Ordering::Relaxed);
         }
         match &s.outcome {
             Outcome::Parsed(f, e) => Outcome::Parsed(f.clone(), e.clone()),
             Outcome::Skimmed(sk) => Outcome::Skimmed(sk.clone()),
+            Outcome::Field(tree) => Outcome::Field(tree.clone()),
         }
     }
 }
@@ -188,7 +186,7 @@ pub(super) fn skim(cache: Option<&ParseCache>, name: &str, text: &str) -> Option
         Outcome::Skimmed(skim::skim(text).map(Arc::new))
     }) {
         Outcome::Skimmed(s) => s,
-        Outcome::Parsed(..) => unreachable!("a skim request gives a skim"),
+        _ => unreachable!("a skim request gives a skim"),
     }
 }
 
@@ -233,7 +231,7 @@ pub(super) fn parse_ranges(
 fn parsed(o: Outcome) -> (File, Vec<ParseError>) {
     match o {
         Outcome::Parsed(f, e) => (f, e),
-        Outcome::Skimmed(_) => unreachable!("a parse request gives a tree"),
+        _ => unreachable!("a parse request gives a tree"),
     }
 }
 

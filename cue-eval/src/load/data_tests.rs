@@ -333,7 +333,7 @@ fn deferred_fields_are_compiled_when_used() {
         ["#A", "#B", "#C", "#Bad", "#Undefined"]
     );
     let mut inst = build.into_instance().expect("compiles");
-    assert_eq!(inst.rt.prog.lazy_left, 5);
+    assert_eq!(inst.rt.prog.lazy_left(), 5);
     let out = inst.export().map(|d| to_json_indent(&d, false));
     assert_eq!(
         out.ok().as_deref(),
@@ -341,7 +341,7 @@ fn deferred_fields_are_compiled_when_used() {
     );
     // Only `#B` and `#A` were needed: the syntax error in `#Bad` and the unknown reference
     // in `#Undefined` are never compiled.
-    assert_eq!(inst.rt.prog.lazy_left, 3);
+    assert_eq!(inst.rt.prog.lazy_left(), 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -272,17 +272,15 @@ pub(super) fn apply(
 
 /// Sets `file.deferred` to the kept fields of lazy file `file` that can wait until the
 /// evaluator uses them (a plain identifier label: `name: v`, `name?: v`, `name!: v`), and
-/// returns the byte ranges of the other kept declarations, which are parsed now. A file with
-/// an `@embed` attribute defers nothing: the loader rewrites its tree.
+/// returns the byte ranges of the other kept declarations, which are parsed now. (A file with
+/// an `@embed` attribute, whose tree the loader rewrites, is never lazy.)
 fn defer_fields(skim: &Skim, kept: &[bool], file: &mut LoadedFile) -> Vec<(usize, usize)> {
     let text = &file.text;
-    let can_defer = !skim.embeds;
     let mut eager = Vec::new();
     let mut deferred = Vec::new();
     for (c, _) in skim.chunks.iter().zip(kept).filter(|(_, k)| **k) {
         let field = c
             .label
-            .filter(|_| can_defer)
             .and_then(|(_, le)| DeferredField::new(text, c.start, c.end, le));
         match field {
             Some(d) => deferred.push(d),
