@@ -6,8 +6,10 @@
 //! which a module uses about half. The skim follows the lexer's rules for what matters here:
 //! strings (quoted, multi-line, raw `#"…"#`, with `\(…)` interpolations), comments, brackets, and
 //! the automatic comma at the end of a line (after an identifier, keyword, literal, `)`, `]`,
-//! `}`, `?`, `...` or attribute, unless the next line starts with `:` or `,`). It is written by
-//! hand because it must agree with our own lexer, not with a general tokenizer.
+//! `}`, `?`, `...` or attribute, unless the next line starts with `:` or `,`), and attributes,
+//! whose bodies it skips as the lexer does (balanced brackets and strings; nothing inside an
+//! attribute refers to anything). It is written by hand because it must agree with our own
+//! lexer, not with a general tokenizer.
 //!
 //! Whenever the text is not what the skim expects (unbalanced brackets, an unterminated string,
 //! nesting deeper than [`MAX_NEST`]) it returns `None`, and the file is parsed whole.
@@ -131,6 +133,7 @@ impl Scanner<'_> {
 
     fn top(&mut self) -> Option<Skim> {
         let mut chunks = Vec::new();
+        self.refs.reserve(self.b.len() / 64);
         let mut depth: u32 = 0;
         let mut start: Option<usize> = None;
         let mut last_end = 0usize;
@@ -156,7 +159,13 @@ impl Scanner<'_> {
                     if start.is_none() {
                         start = Some(self.i);
                     }
-                    last = self.token(&mut depth)?;
+                    if matches!(c, b'(' | b'[' | b'{') {
+                        self.i += 1;
+                        self.group()?;
+                        last = Last::EndsLine;
+                    } else {
+                        last = self.token(&mut depth)?;
+                    }
                     last_end = self.i;
                 }
             }
@@ -247,8 +256,7 @@ impl Scanner<'_> {
                 }
                 self.embeds |= &self.b[name..self.i] == b"embed";
                 if self.peek(0) == b'(' {
-                    self.i += 1;
-                    self.balanced(b')')?;
+                    self.attribute_body()?;
                 }
                 Some(Last::EndsLine)
             }
@@ -284,6 +292,80 @@ impl Scanner<'_> {
         }
     }
 
+    /// Scans the inside of a bracket whose opening byte was just consumed, up to and including
+    /// its closing byte. Inside brackets a newline never ends a declaration, so this loop only
+    /// follows brackets, strings, comments and attributes, and records identifiers.
+    fn group(&mut self) -> Option<()> {
+        let b = self.b;
+        let mut depth: u32 = 1;
+        loop {
+            let c = *b.get(self.i)?;
+            match CLASS[c as usize] {
+                C_SPACE => self.i += 1,
+                C_IDENT => self.ident(),
+                C_OPEN => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                C_CLOSE => {
+                    depth -= 1;
+                    self.i += 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                C_SLASH => {
+                    if b.get(self.i + 1) == Some(&b'/') {
+                        self.comment();
+                    } else {
+                        self.i += 1;
+                    }
+                }
+                C_TOKEN => {
+                    self.token(&mut depth)?;
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// Scans the body of an attribute from its `(` the way the lexer does: brackets are
+    /// balanced, strings are skipped, and nothing inside is a reference.
+    fn attribute_body(&mut self) -> Option<()> {
+        let b = self.b;
+        // The open brackets, innermost last; nesting deeper than this gives up.
+        let mut stack = [0u8; 32];
+        let mut len = 0;
+        let mut i = self.i;
+        loop {
+            let &c = b.get(i)?;
+            match c {
+                b'(' | b'[' | b'{' => {
+                    *stack.get_mut(len)? = c;
+                    len += 1;
+                }
+                b')' | b']' | b'}' => {
+                    let open = match c {
+                        b')' => b'(',
+                        b']' => b'[',
+                        _ => b'{',
+                    };
+                    if len == 0 || stack[len - 1] != open {
+                        return None;
+                    }
+                    len -= 1;
+                    if len == 0 {
+                        self.i = i + 1;
+                        return Some(());
+                    }
+                }
+                b'"' | b'\'' => i = skip_attr_string(b, i) - 1,
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
     fn number(&mut self) {
         while self.i < self.b.len() {
             let c = self.b[self.i];
@@ -305,7 +387,12 @@ impl Scanner<'_> {
 
     fn ident(&mut self) {
         let st = self.i;
-        self.i = ident_end(self.b, self.i);
+        let b = self.b;
+        let mut i = st + 1;
+        while i < b.len() && IDENT_BYTE[b[i] as usize] {
+            i += 1;
+        }
+        self.i = i;
         // A selector (`x.name`, not `...name`) was recorded with the identifier before it.
         if st > 0 && self.b[st - 1] == b'.' && (st < 2 || self.b[st - 2] != b'.') {
             return;
@@ -442,6 +529,59 @@ fn field_label(b: &[u8], st: usize) -> Option<Range> {
     (b.get(j) == Some(&b':')).then_some(label)
 }
 
+const C_OTHER: u8 = 0;
+const C_SPACE: u8 = 1;
+const C_IDENT: u8 = 2;
+const C_OPEN: u8 = 3;
+const C_CLOSE: u8 = 4;
+const C_SLASH: u8 = 5;
+const C_TOKEN: u8 = 6;
+
+/// What a byte starts inside brackets, for [`Scanner::group`]'s dispatch (`#` is not an
+/// identifier start here: it may open a raw string).
+static CLASS: [u8; 256] = {
+    let mut t = [C_OTHER; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b' ' | b'\t' | b'\r' | b'\n' => C_SPACE,
+            b'(' | b'[' | b'{' => C_OPEN,
+            b')' | b']' | b'}' => C_CLOSE,
+            b'/' => C_SLASH,
+            b'"' | b'\'' | b'#' | b'@' | b'.' | b'0'..=b'9' => C_TOKEN,
+            _ if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 => C_IDENT,
+            _ => C_OTHER,
+        };
+        c += 1;
+    }
+    t
+};
+
+/// The position after the string starting at `pos` inside an attribute body, as the lexer's
+/// `skip_attr_string` finds it: escapes are skipped, a newline ends a single-quoted one.
+fn skip_attr_string(bytes: &[u8], pos: usize) -> usize {
+    let q = bytes[pos];
+    let triple = bytes.len() >= pos + 3 && bytes[pos + 1] == q && bytes[pos + 2] == q;
+    let mut i = pos + if triple { 3 } else { 1 };
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'\n' if !triple => return i,
+            c if c == q => {
+                if !triple {
+                    return i + 1;
+                }
+                if bytes.len() >= i + 3 && bytes[i + 1] == q && bytes[i + 2] == q {
+                    return i + 3;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +678,29 @@ mod tests {
         assert!(!embeds(
             "package p\na: \"@embed(file=x.json)\"\nb: _ @embedded(x)\n"
         ));
+    }
+
+    /// An attribute's body is skipped the way the lexer scans it: identifiers in it are not
+    /// references, `//` in it is not a comment, and brackets inside its strings do not count.
+    #[test]
+    fn attribute_bodies_are_skipped_as_the_lexer_does() {
+        let src = "#A: {\n\tb?: #B @go(B,*B) @protobuf(1,bytes,opt)\n\tc: d @x(a//b, \")}\", [{}])\n}\ne: f\n";
+        let s = skim(src).expect("skims");
+        assert_eq!(
+            labels(src).iter().map(|x| x.0).collect::<Vec<_>>(),
+            [Some("#A"), Some("e")]
+        );
+        let names = |i: usize| {
+            s.refs_of(i)
+                .iter()
+                .map(|r| &src[r.name.0 as usize..r.name.1 as usize])
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(0), ["#A", "b", "#B", "c", "d"]);
+        assert_eq!(names(1), ["e", "f"]);
+        // Unbalanced or unterminated bodies give up, as the lexer reports them.
+        assert_eq!(skim("a: b @x(c]\n"), None);
+        assert_eq!(skim("a: b @x(c\n"), None);
     }
 
     #[test]
