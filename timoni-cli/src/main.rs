@@ -338,6 +338,22 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     }
 }
 
+/// `pow` and `log2` are the only functions of the C math library that anything in the binary
+/// calls (indicatif's and num-bigint's `f64::powf` and `f64::log2`; CUE's float functions
+/// use the `libm` crate). Defining them here, from the same crate, keeps the process from
+/// loading `libm.so` at all.
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+pub extern "C" fn pow(x: f64, y: f64) -> f64 {
+    libm::pow(x, y)
+}
+
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+pub extern "C" fn log2(x: f64) -> f64 {
+    libm::log2(x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

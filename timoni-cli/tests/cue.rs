@@ -147,3 +147,26 @@ fn export_unifies_a_json_file_with_the_schema() {
 fn fmt_checks_files_like_timoni_fmt() {
     insta::assert_snapshot!(cue("ok", &["fmt", "--diff", "."]));
 }
+
+/// The binary does not load the C math library: `pow` and `log2`, the only functions of it
+/// that anything calls, are defined in `main.rs`, which saves every run the mapping of
+/// `libm.so` (about 500 KiB of peak RSS). `ldd` lists what the dynamic loader maps.
+#[test]
+fn the_binary_does_not_load_libm() {
+    let out = match Command::new("ldd")
+        .arg(env!("CARGO_BIN_EXE_timoni"))
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!(
+                "!!!!!!!! SKIP: ldd cannot run ({e}): not checking the libraries timoni loads"
+            );
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ldd failed:\n{text}");
+    assert!(text.contains("libc.so"), "unexpected ldd output:\n{text}");
+    assert!(!text.contains("libm.so"), "timoni loads libm:\n{text}");
+}

@@ -2,7 +2,8 @@
 //! `Round`, `Exp`, `Log`, `Pow`, `Cbrt`...) are computed here exactly or with fixed-point big
 //! integers well beyond the 34 significant digits of CUE's decimal context, then rounded half up
 //! to 34 digits, as apd does. Functions CUE computes with Go's float64 (`Sqrt`, `Sin`...) use
-//! Rust's `f64`, and their results are spelled as Go's shortest `'E'` format. No crate offers
+//! `f64` with the `libm` crate's functions (not the C library's, so a process using this crate
+//! need not load `libm.so`), and their results are spelled as Go's shortest `'E'` format. No crate offers
 //! apd's decimal transcendental functions, hence the hand-written series.
 
 use std::rc::Rc;
@@ -79,22 +80,22 @@ pub(super) static MEMBERS: &[StdMember] = &[
         decimal_result(pow(&x, &y)?)
     }),
     func("math.Jacobi", &[I, I], jacobi),
-    float_fn!("math.Acos", f64::acos),
-    float_fn!("math.Acosh", f64::acosh),
-    float_fn!("math.Asin", f64::asin),
-    float_fn!("math.Asinh", f64::asinh),
-    float_fn!("math.Atan", f64::atan),
-    float_fn!("math.Atanh", f64::atanh),
-    float_fn2!("math.Atan2", f64::atan2),
-    float_fn!("math.Cos", f64::cos),
-    float_fn!("math.Cosh", f64::cosh),
-    float_fn!("math.Sin", f64::sin),
-    float_fn!("math.Sinh", f64::sinh),
-    float_fn!("math.Tan", f64::tan),
-    float_fn!("math.Tanh", f64::tanh),
+    float_fn!("math.Acos", libm::acos),
+    float_fn!("math.Acosh", libm::acosh),
+    float_fn!("math.Asin", libm::asin),
+    float_fn!("math.Asinh", libm::asinh),
+    float_fn!("math.Atan", libm::atan),
+    float_fn!("math.Atanh", libm::atanh),
+    float_fn2!("math.Atan2", libm::atan2),
+    float_fn!("math.Cos", libm::cos),
+    float_fn!("math.Cosh", libm::cosh),
+    float_fn!("math.Sin", libm::sin),
+    float_fn!("math.Sinh", libm::sinh),
+    float_fn!("math.Tan", libm::tan),
+    float_fn!("math.Tanh", libm::tanh),
     float_fn!("math.Sqrt", f64::sqrt),
-    float_fn!("math.Expm1", f64::exp_m1),
-    float_fn!("math.Log1p", f64::ln_1p),
+    float_fn!("math.Expm1", libm::expm1),
+    float_fn!("math.Log1p", libm::log1p),
     float_fn!("math.Logb", |x: f64| {
         if x == 0.0 {
             f64::NEG_INFINITY
@@ -114,7 +115,7 @@ pub(super) static MEMBERS: &[StdMember] = &[
             ilogb(x)
         })
     }),
-    float_fn2!("math.Hypot", f64::hypot),
+    float_fn2!("math.Hypot", libm::hypot),
     float_fn2!("math.Mod", |x: f64, y: f64| x % y),
     float_fn2!("math.Remainder", |x: f64, y: f64| {
         let n = (x / y).round_ties_even();
