@@ -132,7 +132,9 @@ impl Scanner<'_> {
     }
 
     fn top(&mut self) -> Option<Skim> {
-        let mut chunks = Vec::new();
+        // Room for the declarations and identifiers of a typical file, so that neither vector
+        // is reallocated many times as it grows.
+        let mut chunks = Vec::with_capacity(self.b.len() / 256);
         self.refs.reserve(self.b.len() / 64);
         let mut depth: u32 = 0;
         let mut start: Option<usize> = None;
@@ -321,7 +323,8 @@ impl Scanner<'_> {
                         self.i += 1;
                     }
                 }
-                C_TOKEN => {
+                C_HASH if !matches!(b.get(self.i + 1), Some(b'#' | b'"' | b'\'')) => self.ident(),
+                C_TOKEN | C_HASH => {
                     self.token(&mut depth)?;
                 }
                 _ => self.i += 1,
@@ -338,6 +341,9 @@ impl Scanner<'_> {
         let mut len = 0;
         let mut i = self.i;
         loop {
+            while b.get(i).is_some_and(|&c| !ATTR_SPECIAL[c as usize]) {
+                i += 1;
+            }
             let &c = b.get(i)?;
             match c {
                 b'(' | b'[' | b'{' => {
@@ -536,6 +542,7 @@ const C_OPEN: u8 = 3;
 const C_CLOSE: u8 = 4;
 const C_SLASH: u8 = 5;
 const C_TOKEN: u8 = 6;
+const C_HASH: u8 = 7;
 
 /// What a byte starts inside brackets, for [`Scanner::group`]'s dispatch (`#` is not an
 /// identifier start here: it may open a raw string).
@@ -549,10 +556,25 @@ static CLASS: [u8; 256] = {
             b'(' | b'[' | b'{' => C_OPEN,
             b')' | b']' | b'}' => C_CLOSE,
             b'/' => C_SLASH,
-            b'"' | b'\'' | b'#' | b'@' | b'.' | b'0'..=b'9' => C_TOKEN,
+            b'#' => C_HASH,
+            b'"' | b'\'' | b'@' | b'.' | b'0'..=b'9' => C_TOKEN,
             _ if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 => C_IDENT,
             _ => C_OTHER,
         };
+        c += 1;
+    }
+    t
+};
+
+/// The bytes that matter in an attribute's body: brackets and quotes.
+static ATTR_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = matches!(
+            c as u8,
+            b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b'\''
+        );
         c += 1;
     }
     t
