@@ -14,6 +14,7 @@ mod envtest;
 mod registry;
 
 use std::io::{Read as _, Write as _};
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -245,6 +246,9 @@ fn the_image_is_reproducible_pushed_inspected_and_its_binary_starts_from_its_roo
         ])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
+        // A process group of its own, killed as a whole below: `--kill-child` does not reach
+        // the controller, whose parent-death signal is cleared when `chroot` changes its user.
+        .process_group(0)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -257,6 +261,9 @@ fn the_image_is_reproducible_pushed_inspected_and_its_binary_starts_from_its_roo
         }
         std::thread::sleep(Duration::from_millis(200));
     };
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status();
     let _ = child.kill();
     let _ = child.wait();
     let logs = std::fs::read_to_string(&log).unwrap_or_default();
