@@ -29,15 +29,22 @@ impl Runtime {
     /// finished vertex (`#config: #Config` meeting `#config: config`, see
     /// [`Runtime::finished_copy_target`]) has that vertex's fields and values, in another
     /// order only, so its data is that vertex's, and the copy is not evaluated again.
-    pub(super) fn template_data(&mut self, v: &Value) -> Result<Data, Rc<Bottom>> {
-        if let Value::Vertex(w) = v {
-            self.evaluate(*w);
-            let d = self.deref(*w);
-            if let Some(t) = self.finished_copy_target(d) {
-                return self.value_to_data(&Value::Vertex(t));
-            }
+    ///
+    /// With the data comes whether it is final: `v` is a vertex that is its own value (neither
+    /// a reference to another vertex nor such a copy) and is finished, so its data can no
+    /// longer change.
+    pub(super) fn template_data(&mut self, v: &Value) -> Result<(Data, bool), Rc<Bottom>> {
+        let Value::Vertex(w) = v else {
+            return self.value_to_data(v).map(|d| (d, false));
+        };
+        self.evaluate(*w);
+        let d = self.deref(*w);
+        if let Some(t) = self.finished_copy_target(d) {
+            return self.value_to_data(&Value::Vertex(t)).map(|d| (d, false));
         }
-        self.value_to_data(v)
+        let data = self.value_to_data(v)?;
+        let fin = d == *w && self.aborted.is_none() && self.v(d).status == Status::Finalized;
+        Ok((data, fin))
     }
 
     /// Converts a concrete value to data, for builtins such as `json.Marshal`.

@@ -472,6 +472,9 @@ pub struct Runtime {
     /// The parse cache of the build's load: the deferred fields of imported files parse
     /// through it, once for all the builds of a bundle.
     pub(crate) parse_cache: Option<std::sync::Arc<crate::ParseCache>>,
+    /// The data `text/template.Execute` last converted, with the vertex it came from: a
+    /// module's templates commonly pass the same finished value (`config`) to every call.
+    pub(crate) template_memo: Option<(VId, builtins::template::exec::V)>,
     /// The vertices holding a file with deferred fields (imported packages' roots): their
     /// arcs may have conjuncts not compiled yet (see `Runtime::force_conjuncts`).
     pub(crate) lazy_roots: Vec<VId>,
@@ -586,6 +589,7 @@ impl Runtime {
             cycle_checks: Vec::new(),
             sources: Vec::new(),
             parse_cache: None,
+            template_memo: None,
             lazy_roots: Vec::new(),
             file_ranks: Vec::new(),
             comp_ids: 0,

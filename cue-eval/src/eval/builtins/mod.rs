@@ -20,7 +20,7 @@ mod regexp;
 mod strconv;
 mod strings;
 mod tabwriter;
-mod template;
+pub(crate) mod template;
 mod time;
 mod toml;
 

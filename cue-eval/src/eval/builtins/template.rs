@@ -21,16 +21,38 @@ pub(super) static MEMBERS: &[StdMember] = &[
     }),
 ];
 
-mod exec;
+pub(crate) mod exec;
 mod fmt;
 mod parse;
 
 fn execute(rt: &mut Runtime, a: &[Value]) -> R {
     let tmpl = a_str(a, 0)?;
-    let data = rt.template_data(&a[1]).map_err(non_concrete_data)?;
+    let data = template_value(rt, &a[1])?;
     let parsed = parse::parse(&tmpl).map_err(Bottom::eval)?;
-    let out = exec::Exec::run(&parsed, exec::V::from_data(&data)).map_err(Bottom::eval)?;
+    let out = exec::Exec::run(&parsed, data).map_err(Bottom::eval)?;
     string(out)
+}
+
+/// The template data of `v`. The data of a finished vertex can no longer change, so it is
+/// converted once and kept for the next call on the same vertex (`Runtime::template_memo`).
+fn template_value(rt: &mut Runtime, v: &Value) -> Result<exec::V, Rc<Bottom>> {
+    let w = match v {
+        Value::Vertex(w) => Some(*w),
+        _ => None,
+    };
+    if let (Some(w), Some((k, data))) = (w, &rt.template_memo)
+        && *k == w
+    {
+        return Ok(data.clone());
+    }
+    let (data, fin) = rt.template_data(v).map_err(non_concrete_data)?;
+    let data = exec::V::from_data(&data);
+    if let Some(w) = w
+        && fin
+    {
+        rt.template_memo = Some((w, data.clone()));
+    }
+    Ok(data)
 }
 
 /// CUE reports template data that is not concrete as `error in call to text/template.Execute:
@@ -222,5 +244,41 @@ mod tests {
             )
             .contains("depth")
         );
+    }
+
+    /// Calls on the same finished value convert it once (`Runtime::template_memo`); a value
+    /// that is not a finished vertex of its own (a reference, a literal) gives the same results
+    /// as converting on every call.
+    #[test]
+    fn the_data_of_a_finished_value_is_converted_once() {
+        let run = |src: &str| {
+            let mut inst =
+                crate::eval::api::Instance::from_sources(&[("t.cue".to_string(), src.to_string())])
+                    .expect("compiles");
+            let json = inst.export_json().expect("exports");
+            (inst, json)
+        };
+        let head = "import \"text/template\"\nconfig: {name: \"web\", ports: [80, 443]}\n";
+        let (mut inst, json) = run(&format!(
+            "{head}out: [for i in [1, 2, 3] {{template.Execute(\"{{{{.name}}}}-\\(i) {{{{range .ports}}}}{{{{.}}}} {{{{end}}}}\", config)}}]\n"
+        ));
+        for i in 1..=3 {
+            let want = format!("\"web-{i} 80 443 \"");
+            assert!(json.contains(&want), "{want} in {json}");
+        }
+        let config = inst.rt.prog.labels.ident("config");
+        let config = inst.rt.arc(inst.root, config).expect("config");
+        assert_eq!(inst.rt.template_memo.as_ref().map(|m| m.0), Some(config));
+        let (_, json) = run(&format!(
+            "{head}ref: config\na: template.Execute(\"{{{{.name}}}}\", ref)\nb: template.Execute(\"{{{{.name}}}}\", ref)\nc: template.Execute(\"{{{{.x}}}}\", {{x: 1}})\nd: template.Execute(\"{{{{.x}}}}\", {{x: 2}})\n"
+        ));
+        for want in [
+            r#""a": "web""#,
+            r#""b": "web""#,
+            r#""c": "1""#,
+            r#""d": "2""#,
+        ] {
+            assert!(json.contains(want), "{want} in {json}");
+        }
     }
 }
