@@ -14,6 +14,8 @@
 //! Whenever the text is not what the skim expects (unbalanced brackets, an unterminated string,
 //! nesting deeper than [`MAX_NEST`]) it returns `None`, and the file is parsed whole.
 
+use crate::syntax::lexer::skip_attr_string;
+
 /// Interpolations nested deeper than this make the skim give up.
 const MAX_NEST: u32 = 64;
 
@@ -580,30 +582,6 @@ static ATTR_SPECIAL: [bool; 256] = {
     t
 };
 
-/// The position after the string starting at `pos` inside an attribute body, as the lexer's
-/// `skip_attr_string` finds it: escapes are skipped, a newline ends a single-quoted one.
-fn skip_attr_string(bytes: &[u8], pos: usize) -> usize {
-    let q = bytes[pos];
-    let triple = bytes.len() >= pos + 3 && bytes[pos + 1] == q && bytes[pos + 2] == q;
-    let mut i = pos + if triple { 3 } else { 1 };
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'\n' if !triple => return i,
-            c if c == q => {
-                if !triple {
-                    return i + 1;
-                }
-                if bytes.len() >= i + 3 && bytes[i + 1] == q && bytes[i + 2] == q {
-                    return i + 3;
-                }
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    bytes.len()
-}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1067,8 +1067,9 @@ fn keyword(s: &str) -> Option<Tok<'static>> {
 }
 
 /// Returns the position after the string literal starting at `pos` inside an attribute body
-/// (single or triple quoted); escapes are skipped, not validated.
-fn skip_attr_string(bytes: &[u8], pos: usize) -> usize {
+/// (single or triple quoted); escapes are skipped, not validated. The loader's skim
+/// (`load::skim`) skips attribute bodies with it too.
+pub(crate) fn skip_attr_string(bytes: &[u8], pos: usize) -> usize {
     let q = bytes[pos];
     let triple = bytes.len() >= pos + 3 && bytes[pos + 1] == q && bytes[pos + 2] == q;
     let mut i = pos + if triple { 3 } else { 1 };
