@@ -2,9 +2,9 @@
 //! `Round`, `Exp`, `Log`, `Pow`, `Cbrt`...) are computed here exactly or with fixed-point big
 //! integers well beyond the 34 significant digits of CUE's decimal context, then rounded half up
 //! to 34 digits, as apd does. Functions CUE computes with Go's float64 (`Sqrt`, `Sin`...) use
-//! `f64` with the `libm` crate's functions (not the C library's, so a process using this crate
-//! need not load `libm.so`), and their results are spelled as Go's shortest `'E'` format. No crate offers
-//! apd's decimal transcendental functions, hence the hand-written series.
+//! `f64` with the `libm` crate's functions (not the C library's, so that a process using this
+//! crate need not load `libm.so`), and their results are spelled as Go's shortest `'E'` format.
+//! No crate offers apd's decimal transcendental functions, hence the hand-written series.
 
 use std::rc::Rc;
 
