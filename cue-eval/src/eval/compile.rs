@@ -284,6 +284,19 @@ pub fn compile_package_deferred(
     out
 }
 
+/// What a compiled field declaration makes its struct: (has a regular field, has a regular
+/// member field). Patterns and other constraints count as regular, as dynamic fields do.
+fn field_kind(decl: &Decl) -> (bool, bool) {
+    match decl {
+        Decl::Field { label, arc, .. } => (
+            label.is_regular(),
+            label.is_regular() && *arc == ArcType::Member,
+        ),
+        Decl::Dynamic { arc, .. } => (true, *arc == ArcType::Member),
+        _ => (true, false),
+    }
+}
+
 /// A deferred field parsed: the tree of its one declaration, or the first syntax error in it.
 pub type ParsedLazy = Result<ast::File, crate::ParseError>;
 
@@ -489,32 +502,26 @@ impl<'a> Compiler<'_, 'a> {
         let mut has_regular = false;
         let mut has_member = false;
         let mut lets = let_labels.into_iter();
+        // Every deferred field is merged in, in source order, so `has_lazy` says whether the
+        // literal has any.
         let scope = self.prog.lazy_scopes.len() as u32;
-        let merge = !deferred.is_empty();
+        let has_lazy = !deferred.is_empty();
         let mut deferred = deferred.iter().peekable();
-        let mut any_deferred = false;
+        let mut note = |decl: &Decl| {
+            let (regular, member) = field_kind(decl);
+            has_regular |= regular;
+            has_member |= member;
+        };
         for d in decls {
-            while merge && let Some(f) = deferred.next_if(|f| f.start < d.span().start) {
-                let (label, decl) = self.deferred_field(scope, span.file, f);
-                has_regular |= label.is_regular();
-                has_member |= label.is_regular() && f.arc == ArcType::Member;
+            while has_lazy && let Some(f) = deferred.next_if(|f| f.start < d.span().start) {
+                let decl = self.deferred_field(scope, span.file, f);
+                note(&decl);
                 out.push(decl);
-                any_deferred = true;
             }
             match d {
                 ast::Decl::Field(f) => {
                     if let Some(decl) = self.field(f) {
-                        match &decl {
-                            Decl::Field { label, arc, .. } => {
-                                has_regular |= label.is_regular();
-                                has_member |= label.is_regular() && *arc == ArcType::Member;
-                            }
-                            Decl::Dynamic { arc, .. } => {
-                                has_regular = true;
-                                has_member |= *arc == ArcType::Member;
-                            }
-                            _ => has_regular = true,
-                        }
+                        note(&decl);
                         out.push(decl);
                     }
                 }
@@ -545,13 +552,11 @@ impl<'a> Compiler<'_, 'a> {
             }
         }
         for f in deferred {
-            let (label, decl) = self.deferred_field(scope, span.file, f);
-            has_regular |= label.is_regular();
-            has_member |= label.is_regular() && f.arc == ArcType::Member;
+            let decl = self.deferred_field(scope, span.file, f);
+            note(&decl);
             out.push(decl);
-            any_deferred = true;
         }
-        if !any_deferred {
+        if !has_lazy {
             self.scopes.pop();
         } else if let Some(Scope {
             names,
@@ -575,18 +580,13 @@ impl<'a> Compiler<'_, 'a> {
             has_regular,
             has_member,
             explicit_open: self.explicit_open,
-            has_lazy: any_deferred,
+            has_lazy,
         }));
         (self.prog.structs.len() - 1) as StructId
     }
 
     /// The field of a deferred declaration, its value an [`Expr::Lazy`] in file scope `scope`.
-    fn deferred_field(
-        &mut self,
-        scope: u32,
-        file: ast::FileId,
-        f: &DeferredField,
-    ) -> (Label, Decl) {
+    fn deferred_field(&mut self, scope: u32, file: ast::FileId, f: &DeferredField) -> Decl {
         let label = self.prog.labels.ident(&f.name);
         let span = Span::new(file, f.start as usize, f.end as usize);
         self.prog.lazy.push(LazyDecl {
@@ -597,13 +597,12 @@ impl<'a> Compiler<'_, 'a> {
         let value = self
             .prog
             .add(Expr::Lazy((self.prog.lazy.len() - 1) as u32), span);
-        let decl = Decl::Field {
+        Decl::Field {
             label,
             arc: f.arc,
             value,
             span,
-        };
-        (label, decl)
+        }
     }
 
     fn field(&mut self, f: &'a ast::Field) -> Option<Decl> {
