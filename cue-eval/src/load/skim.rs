@@ -138,7 +138,6 @@ impl Scanner<'_> {
         // is reallocated many times as it grows.
         let mut chunks = Vec::with_capacity(self.b.len() / 256);
         self.refs.reserve(self.b.len() / 64);
-        let mut depth: u32 = 0;
         let mut start: Option<usize> = None;
         let mut last_end = 0usize;
         let mut last = Last::None;
@@ -148,13 +147,13 @@ impl Scanner<'_> {
                 b' ' | b'\t' | b'\r' => self.i += 1,
                 b'\n' => {
                     self.i += 1;
-                    if depth == 0 && last == Last::EndsLine && !self.continues_line() {
+                    if last == Last::EndsLine && !self.continues_line() {
                         self.close(&mut chunks, &mut start, last_end);
                         last = Last::None;
                     }
                 }
                 b'/' if self.peek(1) == b'/' => self.comment(),
-                b',' if depth == 0 => {
+                b',' => {
                     self.i += 1;
                     self.close(&mut chunks, &mut start, last_end);
                     last = Last::None;
@@ -163,19 +162,18 @@ impl Scanner<'_> {
                     if start.is_none() {
                         start = Some(self.i);
                     }
+                    // A bracket's inside is `group`'s: this loop is always at depth 0, where a
+                    // closing bracket is unbalanced (`token` gives up on it).
                     if matches!(c, b'(' | b'[' | b'{') {
                         self.i += 1;
                         self.group()?;
                         last = Last::EndsLine;
                     } else {
-                        last = self.token(&mut depth)?;
+                        last = self.token(&mut 0)?;
                     }
                     last_end = self.i;
                 }
             }
-        }
-        if depth != 0 {
-            return None;
         }
         self.close(&mut chunks, &mut start, last_end);
         Some(Skim {
