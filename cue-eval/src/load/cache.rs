@@ -159,7 +159,8 @@ impl ParseCache {
                 outcome: (compute.take().expect("computed once"))(),
             }
         });
-        if &*s.text != text {
+        // A slot filled just now holds a copy of `text`: only an older one needs comparing.
+        if !fresh && &*s.text != text {
             computed.fetch_add(1, Ordering::Relaxed);
             return (compute.take().expect("not computed yet"))();
         }
