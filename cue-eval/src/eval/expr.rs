@@ -145,6 +145,24 @@ impl Runtime {
         }
     }
 
+    /// Expression `id`, compiled first if it is the value of a deferred field. Inlined into
+    /// the evaluator's hot paths; compiling is the cold one.
+    #[inline(always)]
+    pub(super) fn expr_forced(&mut self, id: ExprId) -> Rc<Expr> {
+        let e = self.prog.expr_rc(id);
+        if matches!(*e, Expr::Lazy(_)) {
+            return self.forced_expr(id);
+        }
+        e
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn forced_expr(&mut self, id: ExprId) -> Rc<Expr> {
+        self.force(id);
+        self.prog.expr_rc(id)
+    }
+
     /// Resolves a reference-like expression to the vertex it names.
     pub(super) fn resolve(
         &mut self,
@@ -152,11 +170,7 @@ impl Runtime {
         id: ExprId,
         cur: VId,
     ) -> Result<Resolved, Rc<Bottom>> {
-        let mut e = self.prog.expr_rc(id);
-        if let Expr::Lazy(_) = &*e {
-            self.force(id);
-            e = self.prog.expr_rc(id);
-        }
+        let e = self.expr_forced(id);
         let span = self.prog.span(id);
         match &*e {
             Expr::FieldRef { up, label } => {

@@ -389,11 +389,7 @@ impl Runtime {
 
     /// Adds a conjunct holding expression `id`.
     fn add_expr_conjunct(&mut self, v: VId, st: &mut NodeState, c: Conjunct, id: ExprId) {
-        let mut e = self.prog.expr_rc(id);
-        if let Expr::Lazy(_) = &*e {
-            self.force(id);
-            e = self.prog.expr_rc(id);
-        }
+        let e = self.expr_forced(id);
         let span = self.prog.span(id);
         match &*e {
             Expr::Struct(sid) => {
