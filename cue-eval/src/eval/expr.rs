@@ -31,6 +31,17 @@ fn repeat_count(n: &crate::num::Num) -> Option<usize> {
     n.to_i64().and_then(|k| usize::try_from(k).ok())
 }
 
+/// What `T` admits in [`Runtime::choice_meets_none`]: a scalar type, or some concrete scalars.
+enum Side {
+    Kind(Kind),
+    Scalars(Vec<Value>),
+}
+
+/// Whether two concrete scalars unify: the same kind (`1 & 1.0` conflicts) and equal.
+fn same_scalar(a: &Value, b: &Value) -> bool {
+    a.kind() == b.kind() && scalar_eq(a, b)
+}
+
 /// Equality of two concrete scalars (numbers by value).
 pub fn scalar_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -1127,6 +1138,9 @@ impl Runtime {
             self.note_post_check(env, x, cur, true);
             return Ok(true);
         }
+        if let Some(t) = self.choice_meets_none(env, x, cur) {
+            return Ok(t);
+        }
         let v = self.eval_value(env, x, cur);
         match v {
             Value::Bottom(b) => {
@@ -1147,6 +1161,104 @@ impl Runtime {
             }
             v if v.is_concrete_scalar() => Ok(false),
             _ => Ok(true),
+        }
+    }
+
+    /// `(p & T) == _|_`, where `p` names an evaluated disjunction and `T` is a scalar type or
+    /// concrete scalars (`string`, `"a" | "b"`): whether no alternative of `p` meets `T`,
+    /// read off the alternatives `p` already has. Unifying the conjuncts of `p` with `T` again
+    /// expands the disjunctions of `p` anew (their product, definitions and all) only to learn
+    /// whether one alternative survives; a struct or list alternative never meets a scalar,
+    /// and a concrete scalar meets `T` when `T` admits its kind or holds an equal scalar of
+    /// its kind. `None`, and the test is left to the general path, for any other shape: an
+    /// alternative or a `T` that is not concrete, a bound, a struct, an error.
+    fn choice_meets_none(
+        &mut self,
+        env: Option<&EnvRef>,
+        x: ExprId,
+        cur: Option<VId>,
+    ) -> Option<bool> {
+        let Expr::Binary(BinaryOp::Unify, a, b) = *self.prog.expr(x) else {
+            return None;
+        };
+        for (r, o) in [(a, b), (b, a)] {
+            if !matches!(
+                self.prog.expr(r),
+                Expr::FieldRef { .. } | Expr::Selector(..) | Expr::LetRef { .. }
+            ) {
+                continue;
+            }
+            let Ok(Resolved::Vertex(w)) = self.resolve(env, r, cur.unwrap_or(0)) else {
+                continue;
+            };
+            self.evaluate(w);
+            let w = self.deref(w);
+            let wx = self.v(w);
+            if !matches!(wx.status, Status::Evaluated | Status::Finalized) || wx.err.is_some() {
+                continue;
+            }
+            let Some(dj) = wx.disj.clone() else {
+                continue;
+            };
+            // Each alternative: `Some` concrete scalar, or `None` for a struct or list.
+            let mut alts: smallvec::SmallVec<[Option<Value>; 8]> = smallvec::SmallVec::new();
+            for &alt in &dj.alts {
+                alts.push(match self.settled_scalar(alt) {
+                    Some(Some(s)) => Some(s),
+                    Some(None) => {
+                        let ax = self.v(self.deref(alt));
+                        if ax.kind == Kind::TOP || ax.kind.intersects(Kind::SCALAR) {
+                            return None;
+                        }
+                        None
+                    }
+                    None => return None,
+                });
+            }
+            let side = match self.eval_value(env, o, cur) {
+                Value::Basic(k) if Kind::SCALAR.contains(k) => Side::Kind(k),
+                s if s.is_concrete_scalar() => Side::Scalars(vec![s]),
+                Value::Vertex(y) => {
+                    let y = self.deref(y);
+                    match self.v(y).disj.clone() {
+                        Some(d) => {
+                            let mut ys = Vec::with_capacity(d.alts.len());
+                            for &alt in &d.alts {
+                                ys.push(self.settled_scalar(alt)??);
+                            }
+                            Side::Scalars(ys)
+                        }
+                        None => Side::Scalars(vec![self.settled_scalar(y)??]),
+                    }
+                }
+                _ => return None,
+            };
+            let meets = |s: &Value| match &side {
+                Side::Kind(k) => k.contains(s.kind()),
+                Side::Scalars(ys) => ys.iter().any(|y| same_scalar(s, y)),
+            };
+            return Some(!alts.iter().flatten().any(meets));
+        }
+        None
+    }
+
+    /// The value of an evaluated vertex that is a concrete scalar and nothing else: `Some(Some)`;
+    /// `Some(None)` for one without a scalar value (a struct or list, or not concrete); `None`
+    /// for one not settled (not evaluated, an error, a disjunction, constraints or fields
+    /// beside a scalar).
+    fn settled_scalar(&self, v: VId) -> Option<Option<Value>> {
+        let vx = self.v(self.deref(v));
+        if !matches!(vx.status, Status::Evaluated | Status::Finalized)
+            || vx.err.is_some()
+            || vx.disj.is_some()
+            || !vx.constraints().is_empty()
+        {
+            return None;
+        }
+        match &vx.scalar {
+            Some(s) if s.is_concrete_scalar() && vx.arcs.is_empty() => Some(Some(s.clone())),
+            Some(_) => None,
+            None => Some(None),
         }
     }
 
