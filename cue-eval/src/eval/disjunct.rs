@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use super::ir::Expr;
+use super::ir::{Expr, ExprId};
 use super::unify::NodeState;
 use super::value::{Bottom, ErrCode, Value};
 use super::*;
@@ -239,6 +239,7 @@ impl Runtime {
         }];
         let mut errors: Vec<Rc<Bottom>> = Vec::new();
         let n = disjs.len();
+        let leaf = n == 1 && self.plain_leaf(v, &st);
         for (i, d) in disjs.iter().enumerate() {
             let last = i + 1 == n;
             // The disjunctions an intermediate clone leaves for later: the same for all of them.
@@ -256,6 +257,9 @@ impl Runtime {
                     defaults.push(d.alts[j].1);
                     let ch = keys.iter().copied().zip(choices.iter().copied());
                     let c = self.clone_for(v, ch, defer.clone());
+                    if leaf {
+                        self.choose_on_leaf(c, v, &d.alts[j].0);
+                    }
                     if let Some(e) = self.failed(c, last) {
                         errors.push(e);
                         continue;
@@ -341,6 +345,120 @@ impl Runtime {
         let num_defaults = alts.len();
         alts.extend(results.iter().filter(|r| r.1 != IS).map(|r| r.0));
         self.vm(v).disj = Some(Rc::new(DisjVal { alts, num_defaults }));
+    }
+
+    /// Whether `v`, whose only disjunction is about to be expanded, is a plain leaf: its other
+    /// conjuncts gave it at most a kind, a scalar and bounds (no field, list, struct literal,
+    /// error, or cycle still pending). A clone of such a vertex for an alternative that is a
+    /// plain value is `v`'s value with that alternative added (see [`Runtime::choose_on_leaf`]).
+    fn plain_leaf(&self, v: VId, st: &NodeState) -> bool {
+        let vx = self.v(v);
+        let extra_plain = vx.extra.as_ref().is_none_or(|x| {
+            x.list_len.is_none()
+                && !x.list_open
+                && x.patterns.is_empty()
+                && x.list_patterns.is_empty()
+                && x.open_groups.is_empty()
+                && x.arc_map.is_none()
+                && x.slots.is_none()
+        });
+        extra_plain
+            && vx.arcs.is_empty()
+            && vx.structs.is_empty()
+            && vx.closed_groups.is_empty()
+            && !vx.is_list
+            && vx.err.is_none()
+            && vx.disj.is_none()
+            && vx.forward.is_none()
+            && (vx.kind == value::Kind::TOP
+                || !vx.kind.intersects(value::Kind::STRUCT)
+                    && !vx.kind.intersects(value::Kind::LIST))
+            && st.postponed.is_empty()
+            && st.cyclic_refs.is_empty()
+            && st.optional_refs.is_empty()
+            && st.weak_struct.is_none()
+            && !st.ancestor_cycle
+            && !st.any_cycle
+            && self.cycle_checks.is_empty()
+            && self.aborted.is_none()
+    }
+
+    /// The plain values alternative `alt` is made of (literals, kinds, ranges and bounds of
+    /// literals, joined by `&`), each with its position; `None` for anything else.
+    fn plain_values(
+        &self,
+        alt: &Conjunct,
+        out: &mut smallvec::SmallVec<[(ExprId, Span); 4]>,
+    ) -> bool {
+        let CExpr::Expr(id) = alt.x else { return false };
+        let mut work: smallvec::SmallVec<[ExprId; 4]> = smallvec::smallvec![id];
+        while let Some(e) = work.pop() {
+            match self.prog.expr(e) {
+                Expr::Binary(crate::ast::BinaryOp::Unify, a, b) => {
+                    // `a` is added before `b`, as `add_expr_conjunct` splits them.
+                    work.push(*b);
+                    work.push(*a);
+                }
+                Expr::Null
+                | Expr::Bool(_)
+                | Expr::Num(..)
+                | Expr::Str(_)
+                | Expr::Bytes(_)
+                | Expr::Basic(_)
+                | Expr::Range(..) => out.push((e, self.prog.span(e))),
+                Expr::Bound(_, x)
+                    if matches!(
+                        self.prog.expr(*x),
+                        Expr::Null | Expr::Bool(_) | Expr::Num(..) | Expr::Str(_) | Expr::Bytes(_)
+                    ) =>
+                {
+                    out.push((e, self.prog.span(e)))
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Evaluates clone `c` of the plain leaf `v` (see [`Runtime::plain_leaf`]) for alternative
+    /// `alt` when that is made of plain values: `v`'s value, then the alternative's values,
+    /// as the general path adds them (the node's other conjuncts first, the chosen
+    /// alternative after them), without adding `v`'s conjuncts to the clone again. Leaves `c`
+    /// to the general path otherwise.
+    fn choose_on_leaf(&mut self, c: VId, v: VId, alt: &Conjunct) {
+        let mut values = smallvec::SmallVec::new();
+        if !self.plain_values(alt, &mut values) {
+            return;
+        }
+        let vx = self.v(v);
+        let (kind, scalar, has_top, val_span) =
+            (vx.kind, vx.scalar.clone(), vx.has_top, vx.val_span);
+        let (cons, cons_spans) = (vx.constraints_copy(), vx.cons_spans_copy());
+        let cx = self.vm(c);
+        cx.kind = kind;
+        cx.scalar = scalar;
+        cx.has_top = has_top;
+        cx.val_span = val_span;
+        cx.status = Status::Evaluating;
+        if !cons.is_empty() {
+            let x = cx.xm();
+            x.constraints = cons;
+            x.cons_spans = cons_spans;
+        }
+        let mut st = NodeState::default();
+        st.conjuncts_done = true;
+        for (e, span) in values {
+            let val = self.eval_value(alt.env.as_ref(), e, Some(c));
+            let lc = Conjunct {
+                x: CExpr::Expr(e),
+                span,
+                ..alt.clone()
+            };
+            self.add_value(c, &mut st, val, span, &lc);
+        }
+        self.finish_value(c);
+        self.check_closed(c);
+        self.vm(c).status = Status::Evaluated;
     }
 
     fn push_result(&mut self, results: &mut Vec<(VId, u8)>, a: VId, mode: u8) {
