@@ -387,8 +387,9 @@ impl Runtime {
             && self.aborted.is_none()
     }
 
-    /// The plain values alternative `alt` is made of (literals, kinds, ranges and bounds of
-    /// literals, joined by `&`), each with its position; `None` for anything else.
+    /// Gathers into `out` the plain values alternative `alt` is made of (literals, kinds,
+    /// ranges and bounds of literals, joined by `&`), each with its position, in the order the
+    /// general path adds them; false for an alternative of any other shape.
     fn plain_values(
         &self,
         alt: &Conjunct,
