@@ -240,6 +240,9 @@ impl Runtime {
         let mut errors: Vec<Rc<Bottom>> = Vec::new();
         let n = disjs.len();
         let leaf = n == 1 && self.plain_leaf(v, &st);
+        // One scratch node state for the clones `choose_on_leaf` evaluates: plain values
+        // leave nothing in it that another clone could see (no cycle, no task).
+        let mut scratch = leaf.then(NodeState::default);
         for (i, d) in disjs.iter().enumerate() {
             let last = i + 1 == n;
             // The disjunctions an intermediate clone leaves for later: the same for all of them.
@@ -257,8 +260,8 @@ impl Runtime {
                     defaults.push(d.alts[j].1);
                     let ch = keys.iter().copied().zip(choices.iter().copied());
                     let c = self.clone_for(v, ch, defer.clone());
-                    if leaf {
-                        self.choose_on_leaf(c, v, &d.alts[j].0);
+                    if let Some(st) = scratch.as_mut() {
+                        self.choose_on_leaf(c, v, &d.alts[j].0, st);
                     }
                     if let Some(e) = self.failed(c, last) {
                         errors.push(e);
@@ -430,7 +433,7 @@ impl Runtime {
     /// as the general path adds them (the node's other conjuncts first, the chosen
     /// alternative after them), without adding `v`'s conjuncts to the clone again. Leaves `c`
     /// to the general path otherwise.
-    fn choose_on_leaf(&mut self, c: VId, v: VId, alt: &Conjunct) {
+    fn choose_on_leaf(&mut self, c: VId, v: VId, alt: &Conjunct, st: &mut NodeState) {
         let mut values = smallvec::SmallVec::new();
         if !self.plain_values(alt, &mut values) {
             return;
@@ -450,7 +453,6 @@ impl Runtime {
             x.constraints = cons;
             x.cons_spans = cons_spans;
         }
-        let mut st = NodeState::default();
         st.conjuncts_done = true;
         for (e, span) in values {
             let val = self.eval_value(alt.env.as_ref(), e, Some(c));
@@ -459,7 +461,7 @@ impl Runtime {
                 span,
                 ..alt.clone()
             };
-            self.add_value(c, &mut st, val, span, &lc);
+            self.add_value(c, st, val, span, &lc);
         }
         self.finish_value(c);
         self.check_closed(c);
