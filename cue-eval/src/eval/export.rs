@@ -24,27 +24,25 @@ pub struct ExportError {
 }
 
 impl Runtime {
-    /// [`Runtime::value_to_data`] for a reader that sorts the fields of a struct by name, as
-    /// `text/template` ranges over and prints a map: a definition copy that stands for a
-    /// finished vertex (`#config: #Config` meeting `#config: config`, see
+    /// The vertex whose data stands for vertex `w` for a reader that sorts the fields of a
+    /// struct by name, as `text/template` ranges over and prints a map: a definition copy that
+    /// stands for a finished vertex (`#config: #Config` meeting `#config: config`, see
     /// [`Runtime::finished_copy_target`]) has that vertex's fields and values, in another
-    /// order only, so its data is that vertex's, and the copy is not evaluated again.
-    ///
-    /// With the data comes whether it is final: `v` is a vertex that is its own value (neither
-    /// a reference to another vertex nor such a copy) and is finished, so its data can no
-    /// longer change.
-    pub(super) fn template_data(&mut self, v: &Value) -> Result<(Data, bool), Rc<Bottom>> {
-        let Value::Vertex(w) = v else {
-            return self.value_to_data(v).map(|d| (d, false));
-        };
-        self.evaluate(*w);
-        let d = self.deref(*w);
-        if let Some(t) = self.finished_copy_target(d) {
-            return self.value_to_data(&Value::Vertex(t)).map(|d| (d, false));
+    /// order only, so its data is that vertex's, and the copy is not evaluated again. With it,
+    /// whether it is such a finished vertex (its data can no longer change).
+    pub(super) fn template_source(&mut self, w: VId) -> (VId, bool) {
+        self.evaluate(w);
+        let d = self.deref(w);
+        match self.finished_copy_target(d) {
+            Some(t) => (t, self.aborted.is_none()),
+            None => (w, false),
         }
-        let data = self.value_to_data(v)?;
-        let fin = d == *w && self.aborted.is_none() && self.v(d).status == Status::Finalized;
-        Ok((data, fin))
+    }
+
+    /// Whether the data of vertex `w`, just converted, is final: `w` is its own value (no
+    /// reference to another vertex) and is finished, so its data can no longer change.
+    pub(super) fn data_is_final(&self, w: VId) -> bool {
+        self.deref(w) == w && self.aborted.is_none() && self.v(w).status == Status::Finalized
     }
 
     /// Converts a concrete value to data, for builtins such as `json.Marshal`.

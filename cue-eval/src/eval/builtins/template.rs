@@ -34,23 +34,25 @@ fn execute(rt: &mut Runtime, a: &[Value]) -> R {
 }
 
 /// The template data of `v`. The data of a finished vertex can no longer change, so it is
-/// converted once and kept for the next call on the same vertex (`Runtime::template_memo`).
+/// converted once and kept for the next call on the same vertex (`Runtime::template_memo`),
+/// also when the calls pass definition copies of that vertex (`#config` in each template).
 fn template_value(rt: &mut Runtime, v: &Value) -> Result<exec::V, Rc<Bottom>> {
-    let w = match v {
-        Value::Vertex(w) => Some(*w),
-        _ => None,
+    let Value::Vertex(w) = v else {
+        let data = rt.value_to_data(v).map_err(non_concrete_data)?;
+        return Ok(exec::V::from_data(&data));
     };
-    if let (Some(w), Some((k, data))) = (w, &rt.template_memo)
-        && *k == w
+    let (src, copy) = rt.template_source(*w);
+    if let Some((k, data)) = &rt.template_memo
+        && *k == src
     {
         return Ok(data.clone());
     }
-    let (data, fin) = rt.template_data(v).map_err(non_concrete_data)?;
+    let data = rt
+        .value_to_data(&Value::Vertex(src))
+        .map_err(non_concrete_data)?;
     let data = exec::V::from_data(&data);
-    if let Some(w) = w
-        && fin
-    {
-        rt.template_memo = Some((w, data.clone()));
+    if copy || rt.data_is_final(src) {
+        rt.template_memo = Some((src, data.clone()));
     }
     Ok(data)
 }
@@ -280,5 +282,26 @@ mod tests {
         ] {
             assert!(json.contains(want), "{want} in {json}");
         }
+    }
+
+    /// Calls on definition copies of a finished value (`#config` in a template used with
+    /// `#config: config`) convert that value once, and keep it as the memo's key.
+    #[test]
+    fn copies_of_a_finished_value_convert_it_once() {
+        let src = "import \"text/template\"\n#C: {name: string, port: *80 | int}\n\
+            config: #C\nconfig: name: \"web\"\n\
+            #T: {#config: #C, a: template.Execute(\"{{.name}}\", #config), \
+            b: template.Execute(\"{{.name}}:{{.port}}\", #config)}\n\
+            obj: #T & {#config: config}\n";
+        let mut inst =
+            crate::eval::api::Instance::from_sources(&[("t.cue".to_string(), src.to_string())])
+                .expect("compiles");
+        let json = inst.export_json().expect("exports");
+        for want in [r#""a": "web""#, r#""b": "web:80""#] {
+            assert!(json.contains(want), "{want} in {json}");
+        }
+        let config = inst.rt.prog.labels.ident("config");
+        let config = inst.rt.arc(inst.root, config).expect("config");
+        assert_eq!(inst.rt.template_memo.as_ref().map(|m| m.0), Some(config));
     }
 }
