@@ -438,20 +438,18 @@ impl Runtime {
         if !self.plain_values(alt, &mut values) {
             return;
         }
-        let vx = self.v(v);
-        let (kind, scalar, has_top, val_span) =
-            (vx.kind, vx.scalar.clone(), vx.has_top, vx.val_span);
-        let (cons, cons_spans) = (vx.constraints_copy(), vx.cons_spans_copy());
+        let vs = self.v(v).clone_value_state();
+        let val_span = self.v(v).val_span;
         let cx = self.vm(c);
-        cx.kind = kind;
-        cx.scalar = scalar;
-        cx.has_top = has_top;
+        cx.kind = vs.kind;
+        cx.scalar = vs.scalar;
+        cx.has_top = vs.has_top;
         cx.val_span = val_span;
         cx.status = Status::Evaluating;
-        if !cons.is_empty() {
+        if !vs.constraints.is_empty() {
             let x = cx.xm();
-            x.constraints = cons;
-            x.cons_spans = cons_spans;
+            x.constraints = vs.constraints;
+            x.cons_spans = vs.cons_spans;
         }
         st.conjuncts_done = true;
         for (e, span) in values {
@@ -524,7 +522,7 @@ impl Runtime {
         }
         match (&ax.scalar, &bx.scalar) {
             (Some(x), Some(y)) => {
-                if !expr::scalar_eq(x, y) || x.kind() != y.kind() {
+                if !expr::same_scalar(x, y) {
                     return false;
                 }
             }

@@ -34,7 +34,8 @@ impl Runtime {
         self.evaluate(w);
         let d = self.deref(w);
         match self.finished_copy_target(d) {
-            Some(t) => (t, self.aborted.is_none()),
+            // Only ever a finished vertex without errors, and none while evaluation is aborted.
+            Some(t) => (t, true),
             None => (w, false),
         }
     }

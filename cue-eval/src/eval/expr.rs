@@ -38,7 +38,7 @@ enum Side {
 }
 
 /// Whether two concrete scalars unify: the same kind (`1 & 1.0` conflicts) and equal.
-fn same_scalar(a: &Value, b: &Value) -> bool {
+pub(super) fn same_scalar(a: &Value, b: &Value) -> bool {
     a.kind() == b.kind() && scalar_eq(a, b)
 }
 
@@ -103,9 +103,7 @@ fn own_error(e: &Rc<Bottom>) -> Rc<Bottom> {
 /// Equality of constraint values, for removing duplicate bounds.
 pub fn value_eq_shallow(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Bound(o1, x), Value::Bound(o2, y)) => {
-            o1 == o2 && (scalar_eq(x, y) && x.kind() == y.kind())
-        }
+        (Value::Bound(o1, x), Value::Bound(o2, y)) => o1 == o2 && same_scalar(x, y),
         (Value::Basic(x), Value::Basic(y)) => x == y,
         (Value::Top, Value::Top) => true,
         _ => a.is_concrete_scalar() && b.is_concrete_scalar() && scalar_eq(a, b),

@@ -995,7 +995,8 @@ impl Runtime {
 }
 
 impl Vertex {
-    fn clone_value_state(&self) -> ValueState {
+    /// A copy of the vertex's own value: what it holds besides its fields and conjuncts.
+    pub(super) fn clone_value_state(&self) -> ValueState {
         ValueState {
             err: self.err.clone(),
             has_top: self.has_top,
@@ -1009,13 +1010,14 @@ impl Vertex {
     }
 }
 
-struct ValueState {
-    err: Option<Rc<Bottom>>,
-    has_top: bool,
-    kind: Kind,
-    scalar: Option<Value>,
-    constraints: thin_vec::ThinVec<Value>,
-    cons_spans: thin_vec::ThinVec<Span>,
-    is_list: bool,
-    list_open: bool,
+/// A vertex's own value (see [`Vertex::clone_value_state`]).
+pub(super) struct ValueState {
+    pub(super) err: Option<Rc<Bottom>>,
+    pub(super) has_top: bool,
+    pub(super) kind: Kind,
+    pub(super) scalar: Option<Value>,
+    pub(super) constraints: thin_vec::ThinVec<Value>,
+    pub(super) cons_spans: thin_vec::ThinVec<Span>,
+    pub(super) is_list: bool,
+    pub(super) list_open: bool,
 }
