@@ -18,15 +18,7 @@ use crate::meta::get_str;
 /// One object as a YAML document (no `---`), ending with a newline.
 pub fn object_yaml(obj: &Data) -> String {
     let mut out = String::new();
-    let sorted = sort_keys(obj, yaml_key_less, go_yaml_float);
-    match &sorted {
-        Data::Struct(f) if !f.is_empty() => write_mapping(&mut out, f, 0),
-        Data::List(l) if !l.is_empty() => write_sequence(&mut out, l, 0),
-        other => {
-            out.push_str(&scalar(other, 0, 2));
-            out.push('\n');
-        }
-    }
+    write_object_yaml(&mut out, obj);
     out
 }
 
@@ -34,10 +26,23 @@ pub fn object_yaml(obj: &Data) -> String {
 pub fn objects_yaml(objs: &[Data]) -> String {
     let mut out = String::new();
     for o in objs {
-        out.push_str(&object_yaml(o));
+        write_object_yaml(&mut out, o);
         out.push_str("---\n");
     }
     out
+}
+
+/// Appends [`object_yaml`] of `obj` to `out`. The keys are sorted as they are written, and
+/// scalars are converted as [`sort_keys`] converts them, so that the object is not copied.
+fn write_object_yaml(out: &mut String, obj: &Data) {
+    match obj {
+        Data::Struct(f) if !f.is_empty() => write_mapping(out, f, 0),
+        Data::List(l) if !l.is_empty() => write_sequence(out, l, 0),
+        other => {
+            write_scalar(out, other, 0, 2);
+            out.push('\n');
+        }
+    }
 }
 
 /// `timoni build -o json`: a `List` of the objects, with four-space indentation and no
@@ -140,16 +145,50 @@ fn go_exponent(rust: &str, digits: usize) -> String {
 /// go-yaml v2's key order (`keyList.Less`): letters compare by code point, a non-letter sorts
 /// before a letter, and runs of digits compare by their numeric value.
 pub fn yaml_key_less(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        return key_less(a.as_bytes(), b.as_bytes());
+    }
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
+    key_less(&ar, &br)
+}
+
+/// A character of a key as [`key_less`] reads it: bytes for ASCII keys (no copy), `char`s
+/// otherwise.
+trait KeyChar: Copy + PartialEq + PartialOrd {
+    fn is_letter(self) -> bool;
+    /// The value of an ASCII digit, `None` for anything else.
+    fn digit(self) -> Option<u8>;
+}
+
+impl KeyChar for u8 {
+    fn is_letter(self) -> bool {
+        self.is_ascii_alphabetic()
+    }
+    fn digit(self) -> Option<u8> {
+        self.is_ascii_digit().then(|| self - b'0')
+    }
+}
+
+impl KeyChar for char {
+    fn is_letter(self) -> bool {
+        self.is_alphabetic()
+    }
+    fn digit(self) -> Option<u8> {
+        self.is_ascii_digit().then(|| self as u8 - b'0')
+    }
+}
+
+/// [`yaml_key_less`] on the characters of both keys.
+fn key_less<C: KeyChar>(ar: &[C], br: &[C]) -> bool {
     let mut i = 0;
     while i < ar.len() && i < br.len() {
         if ar[i] == br[i] {
             i += 1;
             continue;
         }
-        let al = ar[i].is_alphabetic();
-        let bl = br[i].is_alphabetic();
+        let al = ar[i].is_letter();
+        let bl = br[i].is_letter();
         if al && bl {
             return ar[i] < br[i];
         }
@@ -157,11 +196,11 @@ pub fn yaml_key_less(a: &str, b: &str) -> bool {
             return bl;
         }
         let (mut an, mut bn) = (0i64, 0i64);
-        if ar[i] == '0' || br[i] == '0' {
+        if ar[i].digit() == Some(0) || br[i].digit() == Some(0) {
             let mut j = i;
-            while j > 0 && ar[j - 1].is_ascii_digit() {
+            while j > 0 && ar[j - 1].digit().is_some() {
                 j -= 1;
-                if ar[j] != '0' {
+                if ar[j].digit() != Some(0) {
                     an = 1;
                     bn = 1;
                     break;
@@ -169,17 +208,13 @@ pub fn yaml_key_less(a: &str, b: &str) -> bool {
             }
         }
         let mut ai = i;
-        while ai < ar.len() && ar[ai].is_ascii_digit() {
-            an = an
-                .saturating_mul(10)
-                .saturating_add(i64::from(ar[ai] as u8 - b'0'));
+        while let Some(d) = ar.get(ai).and_then(|c| c.digit()) {
+            an = an.saturating_mul(10).saturating_add(i64::from(d));
             ai += 1;
         }
         let mut bi = i;
-        while bi < br.len() && br[bi].is_ascii_digit() {
-            bn = bn
-                .saturating_mul(10)
-                .saturating_add(i64::from(br[bi] as u8 - b'0'));
+        while let Some(d) = br.get(bi).and_then(|c| c.digit()) {
+            bn = bn.saturating_mul(10).saturating_add(i64::from(d));
             bi += 1;
         }
         if an != bn {
@@ -199,14 +234,29 @@ fn pad(out: &mut String, n: usize) {
     }
 }
 
+/// The fields of a struct in go-yaml's key order (a stable sort, as [`sort_keys`] does).
+fn yaml_order(fields: &[Field]) -> Vec<&Field> {
+    let mut sorted: Vec<&Field> = fields.iter().collect();
+    sorted.sort_by(|a, b| {
+        if yaml_key_less(&a.name, &b.name) {
+            Ordering::Less
+        } else if yaml_key_less(&b.name, &a.name) {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    });
+    sorted
+}
+
 fn write_mapping(out: &mut String, fields: &[Field], indent: usize) {
-    for (i, f) in fields.iter().enumerate() {
+    for (i, f) in yaml_order(fields).into_iter().enumerate() {
         if i > 0 {
             pad(out, indent);
         }
-        out.push_str(&key(&f.name));
+        push_key(out, &f.name);
         out.push(':');
-        write_value_after_indicator(out, &f.value, indent, true);
+        write_value_after_indicator(out, &f.value, indent);
     }
 }
 
@@ -227,7 +277,7 @@ fn write_sequence(out: &mut String, items: &[Data], indent: usize) {
             }
             other => {
                 out.push(' ');
-                out.push_str(&scalar(other, indent + 2, indent + 2));
+                write_scalar(out, other, indent + 2, indent + 2);
                 out.push('\n');
             }
         }
@@ -235,7 +285,7 @@ fn write_sequence(out: &mut String, items: &[Data], indent: usize) {
 }
 
 /// Writes the value of a mapping entry after `key:`.
-fn write_value_after_indicator(out: &mut String, v: &Data, indent: usize, _in_map: bool) {
+fn write_value_after_indicator(out: &mut String, v: &Data, indent: usize) {
     match v {
         Data::Struct(f) if !f.is_empty() => {
             out.push('\n');
@@ -249,10 +299,42 @@ fn write_value_after_indicator(out: &mut String, v: &Data, indent: usize, _in_ma
         }
         other => {
             out.push(' ');
-            let col = out.rsplit('\n').next().map_or(0, |l| l.chars().count());
-            out.push_str(&scalar(other, col, indent + 2));
+            let line = out.rsplit('\n').next().unwrap_or_default();
+            let col = if line.is_ascii() {
+                line.len()
+            } else {
+                line.chars().count()
+            };
+            write_scalar(out, other, col, indent + 2);
             out.push('\n');
         }
+    }
+}
+
+/// Appends the scalar `d` as [`object_yaml`] writes it: bytes as their text and numbers as
+/// they come out of Go's JSON round trip (what [`sort_keys`] makes of them), then as
+/// [`scalar`] spells them.
+fn write_scalar(out: &mut String, d: &Data, col: usize, indent: usize) {
+    match d {
+        Data::Number { text, float: true } => out.push_str(&scalar(
+            &number_from_float(text, go_yaml_float),
+            col,
+            indent,
+        )),
+        Data::Number { text, .. } => out.push_str(text),
+        Data::String(s) => push_string(out, s, col, indent),
+        Data::Bytes(b) => push_string(out, &String::from_utf8_lossy(b), col, indent),
+        other => out.push_str(&scalar(other, col, indent)),
+    }
+}
+
+/// Appends the string `s` as [`scalar`] writes it; a plain string that cannot reach the line
+/// width is written as it is, without [`fold`].
+fn push_string(out: &mut String, s: &str, col: usize, indent: usize) {
+    match string_style(s) {
+        Style::Plain if s.is_ascii() && col + s.len() <= BEST_WIDTH => out.push_str(s),
+        Style::Literal => out.push_str(&scalar(&Data::String(s.to_string()), col, indent)),
+        style => fold_into(out, s, style, col, indent, true),
     }
 }
 
@@ -274,7 +356,7 @@ fn string_style(s: &str) -> Style {
     const REMEMBERED_LEN: usize = 128;
     const REMEMBERED_COUNT: usize = 4096;
     thread_local! {
-        static STYLES: std::cell::RefCell<std::collections::HashMap<Box<str>, Style>> =
+        static STYLES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Style>> =
             std::cell::RefCell::default();
     }
     if s.len() > REMEMBERED_LEN {
@@ -314,11 +396,12 @@ fn decide_string_style(s: &str) -> Style {
     }
 }
 
-fn key(name: &str) -> String {
+/// Appends a mapping key as go-yaml writes it.
+fn push_key(out: &mut String, name: &str) {
     match string_style(name) {
-        Style::Plain => name.to_string(),
-        Style::Single => fold(name, Style::Single, 0, 0, false),
-        _ => fold(name, Style::Double, 0, 0, false),
+        Style::Plain => out.push_str(name),
+        Style::Single => fold_into(out, name, Style::Single, 0, 0, false),
+        _ => fold_into(out, name, Style::Double, 0, 0, false),
     }
 }
 
@@ -330,23 +413,93 @@ const BEST_WIDTH: usize = 80;
 /// past [`BEST_WIDTH`] onto lines indented by `indent` (libyaml's `write_*_scalar`).
 fn fold(s: &str, style: Style, col: usize, indent: usize, allow_breaks: bool) -> String {
     let mut out = String::new();
+    fold_into(&mut out, s, style, col, indent, allow_breaks);
+    out
+}
+
+/// [`fold`], appending to `out`.
+fn fold_into(
+    out: &mut String,
+    s: &str,
+    style: Style,
+    col: usize,
+    indent: usize,
+    allow_breaks: bool,
+) {
     let mut column = col;
-    let chars: Vec<char> = s.chars().collect();
-    let put = |out: &mut String, column: &mut usize, text: &str| {
-        out.push_str(text);
-        *column += text.chars().count();
-    };
     match style {
-        Style::Single => put(&mut out, &mut column, "'"),
-        Style::Double => put(&mut out, &mut column, "\""),
+        Style::Single => out.push('\''),
+        Style::Double => out.push('"'),
         _ => {}
     }
+    if matches!(style, Style::Single | Style::Double) {
+        column += 1;
+    }
     let mut spaces = false;
-    let last = chars.len().saturating_sub(1);
-    for (i, &c) in chars.iter().enumerate() {
-        let next_space = chars.get(i + 1) == Some(&' ');
+    let len = if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    };
+    let last = len.saturating_sub(1);
+    if style != Style::Double && s.is_ascii() && !char_walk_forced() {
+        // The same walk a word at a time: only spaces and single quotes are looked at.
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b' ' {
+                let next_space = b.get(i + 1) == Some(&b' ');
+                let fold = allow_breaks
+                    && !spaces
+                    && column > BEST_WIDTH
+                    && match style {
+                        Style::Plain => !next_space,
+                        _ => i > 0 && i < last && !next_space,
+                    };
+                if fold {
+                    out.push('\n');
+                    pad(out, indent);
+                    column = indent;
+                } else {
+                    out.push(' ');
+                    column += 1;
+                }
+                spaces = true;
+                i += 1;
+                continue;
+            }
+            let end = b[i..]
+                .iter()
+                .position(|&c| c == b' ')
+                .map_or(b.len(), |k| i + k);
+            let word = &s[i..end];
+            if style == Style::Single && word.contains('\'') {
+                for c in word.chars() {
+                    if c == '\'' {
+                        out.push('\'');
+                        column += 1;
+                    }
+                    out.push(c);
+                }
+            } else {
+                out.push_str(word);
+            }
+            column += word.len();
+            spaces = false;
+            i = end;
+        }
+        if style == Style::Single {
+            out.push('\'');
+        }
+        return;
+    }
+    let mut chars = s.chars().enumerate().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next_space = chars.peek().is_some_and(|&(_, n)| n == ' ');
         if style == Style::Double && (c != ' ') && needs_escape(c) {
-            put(&mut out, &mut column, &escape(c));
+            let e = escape(c);
+            out.push_str(&e);
+            column += e.chars().count();
             spaces = false;
             continue;
         }
@@ -361,22 +514,25 @@ fn fold(s: &str, style: Style, col: usize, indent: usize, allow_breaks: bool) ->
                 };
             if fold {
                 out.push('\n');
-                pad(&mut out, indent);
+                pad(out, indent);
                 column = indent;
                 if style == Style::Double && next_space {
-                    put(&mut out, &mut column, "\\");
+                    out.push('\\');
+                    column += 1;
                 }
             } else {
-                put(&mut out, &mut column, " ");
+                out.push(' ');
+                column += 1;
             }
             spaces = true;
             continue;
         }
         if style == Style::Single && c == '\'' {
-            put(&mut out, &mut column, "'");
+            out.push('\'');
+            column += 1;
         }
-        let mut buf = [0u8; 4];
-        put(&mut out, &mut column, c.encode_utf8(&mut buf));
+        out.push(c);
+        column += 1;
         spaces = false;
     }
     match style {
@@ -384,7 +540,21 @@ fn fold(s: &str, style: Style, col: usize, indent: usize, allow_breaks: bool) ->
         Style::Double => out.push('"'),
         _ => {}
     }
-    out
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by tests to make [`fold_into`] walk every string a character at a time.
+    static CHAR_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test asked [`fold_into`] for its walk by characters.
+fn char_walk_forced() -> bool {
+    #[cfg(test)]
+    if CHAR_WALK.get() {
+        return true;
+    }
+    false
 }
 
 /// Whether libyaml escapes `c` in a double-quoted scalar.
@@ -882,6 +1052,36 @@ mod tests {
         insta::assert_snapshot!(yaml_of(&format!(
             r#"{{"a":"x\ty\n","plain":"{long}end","quoted":": {long}end","spaced":"{long}  end"}}"#
         )));
+    }
+
+    /// The walk a word at a time folds every plain and single-quoted ASCII string where the
+    /// walk by characters folds it: strings of letters, spaces and quotes, at every column.
+    #[test]
+    fn folding_by_words_is_folding_by_characters() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..3000 {
+            let len = next(120) as usize;
+            let s: String = (0..len)
+                .map(|_| [b'a', b'b', b' ', b' ', b'\''][next(5) as usize] as char)
+                .collect();
+            let col = next(100) as usize;
+            let indent = next(12) as usize;
+            for style in [Style::Plain, Style::Single] {
+                for breaks in [true, false] {
+                    let words = fold(&s, style, col, indent, breaks);
+                    CHAR_WALK.set(true);
+                    let chars = fold(&s, style, col, indent, breaks);
+                    CHAR_WALK.set(false);
+                    assert_eq!(words, chars, "{s:?} {style:?} at {col}, indent {indent}");
+                }
+            }
+        }
     }
 
     #[test]
