@@ -411,11 +411,12 @@ pub fn build_sharing(
     // modules it holds every object of the apply sets again, and keeping its data while those
     // are exported would add its size to the build's peak memory.
     let mut images = Vec::new();
-    {
-        let instance = export_at(&value, &["timoni", "instance"]).map_err(cue_error)?;
-        if let Some(config) = get(&instance, &["config"]) {
-            collect_images(config, &mut images);
-        }
+    value
+        .lookup_path(&["timoni", "instance"])
+        .and_then(|instance| instance.check_export())
+        .map_err(cue_error)?;
+    if let Ok(config) = export_at(&value, &["timoni", "instance", "config"]) {
+        collect_images(&config, &mut images);
     }
     match export_at(&value, &["timoni", "apiVersion"]) {
         Ok(Data::String(v)) if v == "v1alpha1" => {}

@@ -715,6 +715,21 @@ impl Value {
         DataBuilder::build_export(|b| self.export_to(b))
     }
 
+    /// Whether the value exports: the error [`Value::export`] would return, if any, without
+    /// building the data (a caller that needs only a part of a large value exports that part
+    /// and checks the rest with this).
+    ///
+    /// ```
+    /// let ctx = cue_eval::Context::new();
+    /// let v = ctx.compile_str("a: {b: 1, c: [\"x\"]}\nd: int").unwrap();
+    /// assert!(v.lookup("a").unwrap().check_export().is_ok());
+    /// let err = v.lookup("d").unwrap().check_export().unwrap_err();
+    /// assert_eq!(err.to_string(), v.lookup("d").unwrap().export().unwrap_err().to_string());
+    /// ```
+    pub fn check_export(&self) -> Result<()> {
+        self.export_to(&mut NullSink)
+    }
+
     /// What [`Value::export`] does, with the data reported to `sink` instead of built; after an
     /// error, what the sink received is to be discarded.
     fn export_to<S: Sink>(&self, sink: &mut S) -> Result<()> {
