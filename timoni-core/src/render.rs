@@ -11,7 +11,7 @@
 
 use std::cmp::Ordering;
 
-use cue_eval::encode::{Data, Field, to_json_indent, to_yaml};
+use cue_eval::encode::{Data, Field, ScalarStyle, to_json_indent, to_yaml, yaml_string_style};
 
 use crate::meta::get_str;
 
@@ -388,11 +388,11 @@ fn decide_string_style(s: &str) -> Style {
             Style::Single
         };
     }
-    match to_yaml(&Data::String(s.to_string())).as_bytes().first() {
-        Some(b'"') => Style::Double,
-        Some(b'\'') => Style::Single,
-        Some(b'|' | b'>') => Style::Literal,
-        _ => Style::Plain,
+    match yaml_string_style(s) {
+        ScalarStyle::DoubleQuoted => Style::Double,
+        ScalarStyle::SingleQuoted => Style::Single,
+        ScalarStyle::Literal => Style::Literal,
+        ScalarStyle::Plain => Style::Plain,
     }
 }
 

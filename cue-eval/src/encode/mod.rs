@@ -29,7 +29,7 @@ pub(crate) use yaml::yaml_style_float;
 mod tests;
 
 pub use json::{to_json_compact, to_json_indent, to_json_stream_compact, write_json_indent};
-pub use yaml::{to_yaml, to_yaml_stream};
+pub use yaml::{ScalarStyle, to_yaml, to_yaml_stream, yaml_string_style};
 
 /// A concrete CUE value ready to encode. Field order is the output order (already decided by the evaluator).
 #[derive(Clone, Debug, PartialEq)]

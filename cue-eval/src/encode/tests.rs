@@ -971,3 +971,67 @@ fn resolve_rules() {
     assert_eq!(yv("2001-13-01"), "k: \"2001-13-01\"\n");
     assert_eq!(r("-1_"), "!!int");
 }
+
+/// The style `yaml_string_style` reports is the one `to_yaml` writes the string in (read off
+/// the first byte of the document), for strings made of the characters that decide styles.
+#[test]
+fn string_style_is_the_style_to_yaml_writes() {
+    use super::{ScalarStyle, yaml_string_style};
+    let parts = [
+        "a",
+        " ",
+        "-",
+        ":",
+        "#",
+        "'",
+        "\"",
+        "\n",
+        "\t",
+        "yes",
+        "1",
+        "0x1f",
+        ".5",
+        "~",
+        "@",
+        "|",
+        "é",
+        "null",
+        "2024-01-01",
+        "{",
+        "[",
+        "!",
+        "&",
+        "*",
+        "?",
+        ",",
+        "%",
+        "\\",
+    ];
+    let mut seed = 11u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut cases: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+    cases.push(String::new());
+    for _ in 0..4000 {
+        let n = 1 + next(5);
+        cases.push(
+            (0..n)
+                .map(|_| parts[next(parts.len() as u64) as usize])
+                .collect(),
+        );
+    }
+    for c in cases {
+        let text = to_yaml(&Data::String(c.clone()));
+        let written = match text.as_bytes().first() {
+            Some(b'"') => ScalarStyle::DoubleQuoted,
+            Some(b'\'') => ScalarStyle::SingleQuoted,
+            Some(b'|' | b'>') => ScalarStyle::Literal,
+            _ => ScalarStyle::Plain,
+        };
+        assert_eq!(yaml_string_style(&c), written, "{c:?} is written {text:?}");
+    }
+}

@@ -26,6 +26,39 @@ pub fn to_yaml(d: &Data) -> String {
     out
 }
 
+/// The style in which [`to_yaml`] writes a string on its own, as chosen by the emitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarStyle {
+    /// As written, without quotes.
+    Plain,
+    /// Between single quotes.
+    SingleQuoted,
+    /// Between double quotes, with escapes.
+    DoubleQuoted,
+    /// A literal block (`|`), for text with line breaks.
+    Literal,
+}
+
+/// The style of `to_yaml(&Data::String(s))`, decided without writing it (a writer with its
+/// own layout asks this for each string).
+///
+/// ```
+/// use cue_eval::encode::{ScalarStyle, yaml_string_style};
+/// assert_eq!(yaml_string_style("web"), ScalarStyle::Plain);
+/// assert_eq!(yaml_string_style("yes"), ScalarStyle::DoubleQuoted);
+/// assert_eq!(yaml_string_style("a\nb"), ScalarStyle::Literal);
+/// assert_eq!(yaml_string_style("- x"), ScalarStyle::SingleQuoted);
+/// ```
+pub fn yaml_string_style(s: &str) -> ScalarStyle {
+    let node = scalar_node(Cow::Borrowed(s), Some(STR_TAG), string_node_style(s));
+    match select_style(&node, &analyze(&node.value), false) {
+        Style::Plain => ScalarStyle::Plain,
+        Style::SingleQuoted => ScalarStyle::SingleQuoted,
+        Style::DoubleQuoted => ScalarStyle::DoubleQuoted,
+        Style::Literal => ScalarStyle::Literal,
+    }
+}
+
 /// What `yaml.MarshalStream` returns for `docs`: the documents separated by `---` lines, with
 /// no separator before the first one. An empty stream is the empty string.
 pub fn to_yaml_stream(docs: &[Data]) -> String {
@@ -615,6 +648,14 @@ fn analyze(value: &str) -> Analysis {
     let mut chars = value.chars().peekable();
     let mut first = true;
     while let Some(c) = chars.next() {
+        if !first && c.is_ascii_graphic() && c != ':' && c != '#' {
+            // Neither an indicator here nor whitespace, a break or a special character: only
+            // what the next character sees of its predecessor changes.
+            previous_space = false;
+            previous_break = false;
+            preceded_by_whitespace = false;
+            continue;
+        }
         let next = chars.peek().copied();
         let last = next.is_none();
         let followed_by_whitespace = matches!(next, None | Some(' ' | '\t'));
