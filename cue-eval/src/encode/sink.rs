@@ -30,6 +30,12 @@ pub(crate) trait Sink {
     fn field(&mut self, name: &str);
     /// The struct ends.
     fn end_struct(&mut self);
+    /// Whether the fields of a struct must come in output order. A sink that keeps nothing
+    /// does not need it when the export succeeds; the errors of a failed export are
+    /// collected in output order, so it is exported again with a sink that does.
+    fn ordered(&self) -> bool {
+        true
+    }
 }
 
 /// A sink that keeps nothing.
@@ -46,6 +52,26 @@ impl Sink for NullSink {
     fn begin_struct(&mut self, _: usize) {}
     fn field(&mut self, _: &str) {}
     fn end_struct(&mut self) {}
+}
+
+/// A sink that keeps nothing and lets struct fields come in any order: it only learns
+/// whether a value exports (see [`Sink::ordered`]).
+pub(crate) struct UnorderedNullSink;
+
+impl Sink for UnorderedNullSink {
+    fn null(&mut self) {}
+    fn bool(&mut self, _: bool) {}
+    fn number(&mut self, _: &str, _: bool) {}
+    fn string(&mut self, _: &str) {}
+    fn bytes(&mut self, _: &[u8]) {}
+    fn begin_list(&mut self, _: usize) {}
+    fn end_list(&mut self) {}
+    fn begin_struct(&mut self, _: usize) {}
+    fn field(&mut self, _: &str) {}
+    fn end_struct(&mut self) {}
+    fn ordered(&self) -> bool {
+        false
+    }
 }
 
 /// Builds the [`Data`] tree of the reported value.

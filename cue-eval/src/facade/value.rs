@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::encode::Data;
 use crate::encode::json::{CappedBuffer, JsonWriter};
-use crate::encode::sink::{DataBuilder, NullSink, Sink};
+use crate::encode::sink::{DataBuilder, NullSink, Sink, UnorderedNullSink};
 use crate::eval::VId;
 use crate::eval::api::{EvalError, Instance};
 use crate::eval::ir::ArcType;
@@ -725,8 +725,17 @@ impl Value {
     /// assert!(v.lookup("a").unwrap().check_export().is_ok());
     /// let err = v.lookup("d").unwrap().check_export().unwrap_err();
     /// assert_eq!(err.to_string(), v.lookup("d").unwrap().export().unwrap_err().to_string());
+    /// // Several errors come in the order `export` reports them.
+    /// let v = ctx.compile_str("x: {b: int}\nx: {a: string, c: 1, b: int}").unwrap();
+    /// let x = v.lookup("x").unwrap();
+    /// assert_eq!(x.check_export().unwrap_err().to_string(), x.export().unwrap_err().to_string());
     /// ```
     pub fn check_export(&self) -> Result<()> {
+        // In any field order first; a failure is walked again in output order, for the errors
+        // `export` reports in that order.
+        if self.export_to(&mut UnorderedNullSink).is_ok() {
+            return Ok(());
+        }
         self.export_to(&mut NullSink)
     }
 
