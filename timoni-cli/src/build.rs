@@ -2,6 +2,7 @@
 //! instance of a local or `oci://` module to stdout, as YAML documents each followed by `---`,
 //! or as a JSON `List`.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use timoni_core::instance::{self, BuildOptions};
@@ -62,6 +63,7 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     opts.debug = args.debug;
     opts.version = Some(args.version);
     opts.digest = args.digest;
+    opts.leave_graph_to_exit = true;
     let fetcher = args
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
@@ -73,9 +75,13 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     if args.mask_secrets {
         objects = objects.iter().map(render::mask_secret).collect();
     }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.output {
-        Format::Yaml => print!("{}", render::objects_yaml(&objects)),
-        Format::Json => print!("{}", render::objects_json(&objects)),
+        Format::Yaml => render::write_objects_yaml(&mut out, &objects)?,
+        Format::Json => out.write_all(render::objects_json(&objects).as_bytes())?,
     }
+    out.flush()?;
+    // The process ends here: freeing the objects would only cost time.
+    std::mem::forget(objects);
     Ok(ExitCode::SUCCESS)
 }

@@ -32,6 +32,19 @@ pub fn objects_yaml(objs: &[Data]) -> String {
     out
 }
 
+/// Writes [`objects_yaml`] of `objs` to `w` an object at a time, so that the text of all of
+/// them is never held at once.
+pub fn write_objects_yaml<W: std::io::Write>(w: &mut W, objs: &[Data]) -> std::io::Result<()> {
+    let mut out = String::new();
+    for o in objs {
+        out.clear();
+        write_object_yaml(&mut out, o);
+        out.push_str("---\n");
+        w.write_all(out.as_bytes())?;
+    }
+    Ok(())
+}
+
 /// Appends [`object_yaml`] of `obj` to `out`. The keys are sorted as they are written, and
 /// scalars are converted as [`sort_keys`] converts them, so that the object is not copied.
 fn write_object_yaml(out: &mut String, obj: &Data) {
