@@ -412,9 +412,9 @@ pub fn build_sharing(
             "field not found: the module's timoni.cue must define timoni",
         )));
     }
-    // The instance must be concrete, and only the images of its config are kept: in Timoni's
-    // modules it holds every object of the apply sets again, and keeping its data while those
-    // are exported would add its size to the build's peak memory.
+    // The instance must be concrete. It is checked without building its data (in Timoni's
+    // modules it holds every object of the apply sets again), and only its config is
+    // exported, for the images.
     let mut images = Vec::new();
     value
         .lookup_path(&["timoni", "instance"])

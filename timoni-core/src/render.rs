@@ -91,21 +91,24 @@ fn sort_keys(d: &Data, less: fn(&str, &str) -> bool, float: fn(f64) -> String) -
                 .iter()
                 .map(|f| Field::new(f.name.clone(), sort_keys(&f.value, less, float)))
                 .collect();
-            fields.sort_by(|a, b| {
-                if less(&a.name, &b.name) {
-                    Ordering::Less
-                } else if less(&b.name, &a.name) {
-                    Ordering::Greater
-                } else {
-                    Ordering::Equal
-                }
-            });
+            fields.sort_by(|a, b| key_order(less, &a.name, &b.name));
             Data::Struct(fields)
         }
         Data::List(items) => Data::List(items.iter().map(|i| sort_keys(i, less, float)).collect()),
         Data::Bytes(b) => Data::String(String::from_utf8_lossy(b).into_owned()),
         Data::Number { text, float: true } => number_from_float(text, float),
         other => other.clone(),
+    }
+}
+
+/// The order of two keys under `less`.
+fn key_order(less: fn(&str, &str) -> bool, a: &str, b: &str) -> Ordering {
+    if less(a, b) {
+        Ordering::Less
+    } else if less(b, a) {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
     }
 }
 
@@ -250,15 +253,7 @@ fn pad(out: &mut String, n: usize) {
 /// The fields of a struct in go-yaml's key order (a stable sort, as [`sort_keys`] does).
 fn yaml_order(fields: &[Field]) -> Vec<&Field> {
     let mut sorted: Vec<&Field> = fields.iter().collect();
-    sorted.sort_by(|a, b| {
-        if yaml_key_less(&a.name, &b.name) {
-            Ordering::Less
-        } else if yaml_key_less(&b.name, &a.name) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
-    });
+    sorted.sort_by(|a, b| key_order(yaml_key_less, &a.name, &b.name));
     sorted
 }
 
@@ -455,7 +450,7 @@ fn fold_into(
         s.chars().count()
     };
     let last = len.saturating_sub(1);
-    if style != Style::Double && s.is_ascii() && !char_walk_forced() {
+    if matches!(style, Style::Plain | Style::Single) && s.is_ascii() && !char_walk_forced() {
         // The same walk a word at a time: only spaces and single quotes are looked at.
         let b = s.as_bytes();
         let mut i = 0;

@@ -38,8 +38,11 @@ pub(crate) trait Sink {
     }
 }
 
-/// A sink that keeps nothing.
-pub(crate) struct NullSink;
+/// A sink that keeps nothing: it only learns whether a value exports. Unless `ordered`, the
+/// fields of a struct may come in any order (see [`Sink::ordered`]).
+pub(crate) struct NullSink {
+    pub(crate) ordered: bool,
+}
 
 impl Sink for NullSink {
     fn null(&mut self) {}
@@ -52,25 +55,8 @@ impl Sink for NullSink {
     fn begin_struct(&mut self, _: usize) {}
     fn field(&mut self, _: &str) {}
     fn end_struct(&mut self) {}
-}
-
-/// A sink that keeps nothing and lets struct fields come in any order: it only learns
-/// whether a value exports (see [`Sink::ordered`]).
-pub(crate) struct UnorderedNullSink;
-
-impl Sink for UnorderedNullSink {
-    fn null(&mut self) {}
-    fn bool(&mut self, _: bool) {}
-    fn number(&mut self, _: &str, _: bool) {}
-    fn string(&mut self, _: &str) {}
-    fn bytes(&mut self, _: &[u8]) {}
-    fn begin_list(&mut self, _: usize) {}
-    fn end_list(&mut self) {}
-    fn begin_struct(&mut self, _: usize) {}
-    fn field(&mut self, _: &str) {}
-    fn end_struct(&mut self) {}
     fn ordered(&self) -> bool {
-        false
+        self.ordered
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::encode::Data;
 use crate::encode::json::{CappedBuffer, JsonWriter};
-use crate::encode::sink::{DataBuilder, NullSink, Sink, UnorderedNullSink};
+use crate::encode::sink::{DataBuilder, NullSink, Sink};
 use crate::eval::VId;
 use crate::eval::api::{EvalError, Instance};
 use crate::eval::ir::ArcType;
@@ -622,7 +622,8 @@ impl Value {
             let mut errs = print::eval_errors_at(&mut sh.inst, &path, o);
             if errs.is_empty()
                 && opts.concrete
-                && let Err(e) = print::export_path_to(&mut sh.inst, &path, &mut NullSink)
+                && let Err(e) =
+                    print::export_path_to(&mut sh.inst, &path, &mut NullSink { ordered: true })
             {
                 errs = e;
             }
@@ -635,7 +636,8 @@ impl Value {
         let mut errs = sh.inst.compile_errors();
         if errs.is_empty() {
             if opts.concrete
-                && let Err(e) = print::export_vertex_to(&mut sh.inst, self.v, &mut NullSink)
+                && let Err(e) =
+                    print::export_vertex_to(&mut sh.inst, self.v, &mut NullSink { ordered: true })
             {
                 errs = e;
             }
@@ -733,10 +735,10 @@ impl Value {
     pub fn check_export(&self) -> Result<()> {
         // In any field order first; a failure is walked again in output order, for the errors
         // `export` reports in that order.
-        if self.export_to(&mut UnorderedNullSink).is_ok() {
+        if self.export_to(&mut NullSink { ordered: false }).is_ok() {
             return Ok(());
         }
-        self.export_to(&mut NullSink)
+        self.export_to(&mut NullSink { ordered: true })
     }
 
     /// What [`Value::export`] does, with the data reported to `sink` instead of built; after an
