@@ -336,13 +336,32 @@ fn write_scalar(out: &mut String, d: &Data, col: usize, indent: usize) {
     }
 }
 
-/// Appends the string `s` as [`scalar`] writes it; a plain string that cannot reach the line
-/// width is written as it is, without [`fold`].
+/// Appends the string `s` as go-yaml writes it starting at column `col`; a plain string that
+/// cannot reach the line width is written as it is, without [`fold_into`].
 fn push_string(out: &mut String, s: &str, col: usize, indent: usize) {
     match string_style(s) {
         Style::Plain if s.is_ascii() && col + s.len() <= BEST_WIDTH => out.push_str(s),
-        Style::Literal => out.push_str(&scalar(&Data::String(s.to_string()), col, indent)),
+        Style::Literal => push_literal(out, s, indent),
         style => fold_into(out, s, style, col, indent, true),
+    }
+}
+
+/// Appends `s` as a literal block scalar (`|`), written by the emitter, with its content lines
+/// indented to `indent`.
+fn push_literal(out: &mut String, s: &str, indent: usize) {
+    let text = to_yaml(&Data::String(s.to_string()));
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    // The emitter indented the content by two spaces at the top level.
+    let mut lines = text.split('\n');
+    out.push_str(lines.next().unwrap_or_default());
+    for line in lines {
+        out.push('\n');
+        if let Some(rest) = line.strip_prefix("  ") {
+            pad(out, indent);
+            out.push_str(rest);
+        } else {
+            out.push_str(line);
+        }
     }
 }
 
@@ -417,15 +436,8 @@ fn push_key(out: &mut String, name: &str) {
 /// longer than this.
 const BEST_WIDTH: usize = 80;
 
-/// Writes a plain, single- or double-quoted scalar starting at column `col`, folding at spaces
-/// past [`BEST_WIDTH`] onto lines indented by `indent` (libyaml's `write_*_scalar`).
-fn fold(s: &str, style: Style, col: usize, indent: usize, allow_breaks: bool) -> String {
-    let mut out = String::new();
-    fold_into(&mut out, s, style, col, indent, allow_breaks);
-    out
-}
-
-/// [`fold`], appending to `out`.
+/// Appends a plain, single- or double-quoted scalar starting at column `col`, folding at
+/// spaces past [`BEST_WIDTH`] onto lines indented by `indent` (libyaml's `write_*_scalar`).
 fn fold_into(
     out: &mut String,
     s: &str,
@@ -612,31 +624,16 @@ fn scalar(d: &Data, col: usize, indent: usize) -> String {
         Data::Number { text, .. } => text.clone(),
         Data::Struct(_) => "{}".into(),
         Data::List(_) => "[]".into(),
-        Data::Bytes(b) => scalar(
-            &Data::String(String::from_utf8_lossy(b).into_owned()),
-            col,
-            indent,
-        ),
-        Data::String(s) => match string_style(s) {
-            Style::Literal => {
-                let text = to_yaml(d);
-                let text = text.strip_suffix('\n').unwrap_or(&text);
-                // The emitter indented the content by two spaces at the top level.
-                let mut lines = text.split('\n');
-                let mut out = lines.next().unwrap_or_default().to_string();
-                for line in lines {
-                    out.push('\n');
-                    if let Some(rest) = line.strip_prefix("  ") {
-                        pad(&mut out, indent);
-                        out.push_str(rest);
-                    } else {
-                        out.push_str(line);
-                    }
-                }
-                out
-            }
-            style => fold(s, style, col, indent, true),
-        },
+        Data::Bytes(b) => {
+            let mut out = String::new();
+            push_string(&mut out, &String::from_utf8_lossy(b), col, indent);
+            out
+        }
+        Data::String(s) => {
+            let mut out = String::new();
+            push_string(&mut out, s, col, indent);
+            out
+        }
     }
 }
 
@@ -1060,6 +1057,12 @@ mod tests {
         insta::assert_snapshot!(yaml_of(&format!(
             r#"{{"a":"x\ty\n","plain":"{long}end","quoted":": {long}end","spaced":"{long}  end"}}"#
         )));
+    }
+
+    fn fold(s: &str, style: Style, col: usize, indent: usize, allow_breaks: bool) -> String {
+        let mut out = String::new();
+        fold_into(&mut out, s, style, col, indent, allow_breaks);
+        out
     }
 
     /// The walk a word at a time folds every plain and single-quoted ASCII string where the

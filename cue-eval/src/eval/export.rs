@@ -201,12 +201,7 @@ impl Runtime {
         if is_struct && vx.scalar.is_none() {
             let order: Vec<VId> = match second {
                 None => first.into_iter().collect(),
-                Some(_) if !sink.ordered() => vx
-                    .arcs
-                    .iter()
-                    .copied()
-                    .filter(|&a| self.v(a).label.is_regular())
-                    .collect(),
+                Some(_) if !sink.ordered() => self.regular_arcs(d),
                 Some(_) => self.field_order(d),
             };
             sink.begin_struct(order.len());

@@ -51,15 +51,20 @@ struct Meta {
 }
 
 impl Runtime {
-    /// The regular arcs of `v` in the order export writes them.
-    pub(super) fn sorted_arcs(&self, v: VId) -> Vec<VId> {
-        let vx = self.v(v);
-        let regular: Vec<VId> = vx
+    /// The arcs of `v` with regular labels, in the order they were created.
+    pub(super) fn regular_arcs(&self, v: VId) -> Vec<VId> {
+        self.v(v)
             .arcs
             .iter()
             .copied()
             .filter(|&a| self.v(a).label.is_regular())
-            .collect();
+            .collect()
+    }
+
+    /// The regular arcs of `v` in the order export writes them.
+    pub(super) fn sorted_arcs(&self, v: VId) -> Vec<VId> {
+        let vx = self.v(v);
+        let regular = self.regular_arcs(v);
         if regular.len() < 2 || vx.structs.is_empty() {
             return regular;
         }
