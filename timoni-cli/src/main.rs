@@ -271,6 +271,7 @@ fn parse_with<P: clap::CommandFactory + clap::FromArgMatches>() -> P {
 }
 
 fn main() -> ExitCode {
+    end_quietly_on_closed_pipe();
     let cli = match parse_args() {
         Parsed::Cue(args) => {
             // Colours only on a terminal, so that piped output and snapshots are plain text; and
@@ -335,6 +336,20 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
             output::error(format!("{e:#}"));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A reader that stops reading (`timoni build | head`) ends the process quietly, by `SIGPIPE`,
+/// as it ends Timoni (a Go program dies of the signal when a write to its stdout or stderr
+/// finds the pipe closed). Rust's runtime ignores the signal, so such a write would fail
+/// instead: `println!` would panic and a streamed build would end with an `ERR` line. Sockets
+/// are not affected: the standard library writes to them with `MSG_NOSIGNAL`.
+#[allow(unsafe_code)]
+fn end_quietly_on_closed_pipe() {
+    // SAFETY: `signal` only sets the disposition of `SIGPIPE` back to the default; no handler
+    // runs, and no other thread exists yet.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -132,3 +132,44 @@ fn errors_point_at_the_users_values_file() {
     let out = common::run_timoni(tmp.path(), &args, None, &[], &[], Some(&module()));
     insta::assert_snapshot!(out.replace(&m, "[TESTDATA]"));
 }
+
+/// A reader that stops reading (`timoni build | head`) ends `timoni` as it ends Timoni, a Go
+/// program: by `SIGPIPE`, with nothing on stderr (no panic, no `ERR` line). The pipe's reading
+/// end is closed before the command starts, so that its first write finds it closed.
+#[test]
+fn a_closed_stdout_ends_the_process_by_sigpipe_and_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let bundles = module().parent().unwrap().join("bundles");
+    let cases: [(&[&str], PathBuf); 3] = [
+        // `println!`
+        (&["version"], module()),
+        // the streamed build
+        (&["build", "test", ".", "-n", "default"], module()),
+        // a bundle's build, written at the end
+        (&["bundle", "build", "-f", "demo.cue"], bundles),
+    ];
+    for (args, dir) in cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_timoni"))
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("NO_COLOR")
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.signal(),
+            Some(13),
+            "timoni {args:?}: {:?}, stderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "timoni {args:?} wrote to stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
