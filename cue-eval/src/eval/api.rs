@@ -24,7 +24,7 @@ pub struct EvalError {
 pub struct ParsedSource {
     pub name: String,
     pub text: String,
-    pub ast: crate::ast::File,
+    pub ast: std::sync::Arc<crate::ast::File>,
     /// The top-level fields the loader left unparsed (imported files only), in source order.
     pub deferred: Vec<compile::DeferredField>,
 }
@@ -98,7 +98,7 @@ impl Instance {
         main: &[usize],
         imports: &std::collections::BTreeMap<String, Vec<usize>>,
     ) -> Result<Instance, Vec<EvalError>> {
-        let order = import_order(&|i| files.get(i).map(|f| &f.ast), main, imports);
+        let order = import_order(&|i| files.get(i).map(|f| &*f.ast), main, imports);
         let how = ImportsFrom::Compile { order, keep: false };
         Ok(Instance::from_parsed_on(files, main, imports, how).0)
     }
@@ -146,7 +146,10 @@ impl Instance {
                 (&compiled, kept)
             }
         };
-        let refs: Vec<&crate::ast::File> = main.iter().filter_map(|&i| asts.get(i)).collect();
+        let refs: Vec<&crate::ast::File> = main
+            .iter()
+            .filter_map(|&i| asts.get(i).map(|a| &**a))
+            .collect();
         let ids = compile::compile_package(&mut rt.prog, &refs);
         // Errors in the order the main package's compilation would report them: its own
         // first, then each import's.
@@ -477,7 +480,7 @@ impl ImportLayout {
     /// imported package.
     fn compile(
         prog: &mut Program,
-        asts: &[crate::ast::File],
+        asts: &[std::sync::Arc<crate::ast::File>],
         deferred: &[Vec<compile::DeferredField>],
         order: Vec<String>,
         imports: &std::collections::BTreeMap<String, Vec<usize>>,
@@ -488,8 +491,10 @@ impl ImportLayout {
         let mut roots = Vec::new();
         for (id, p) in order.iter().enumerate() {
             if let Some(list) = imports.get(p) {
-                let refs: Vec<&crate::ast::File> =
-                    list.iter().filter_map(|&f| asts.get(f)).collect();
+                let refs: Vec<&crate::ast::File> = list
+                    .iter()
+                    .filter_map(|&f| asts.get(f).map(|a| &**a))
+                    .collect();
                 let lazy: Vec<&[compile::DeferredField]> = list
                     .iter()
                     .filter(|&&f| f < asts.len())

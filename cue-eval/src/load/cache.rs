@@ -1,7 +1,9 @@
 //! Parse results shared between loads: a [`ParseCache`] set in [`super::Config::parse_cache`]
 //! lets many loads of the same module (the instances of a bundle, built on several threads)
 //! skim and parse each file once. A result is reused only for the same text at the same file
-//! id (positions carry the id) and the same parse request; anything else parses anew.
+//! id (positions carry the id) and the same parse request; anything else parses anew. A tree
+//! is shared, not copied: a load that rewrites its tree (tag values, embedded files) copies it
+//! first.
 //!
 //! Results are found by the file's name, the request and the text's length, and the text is
 //! then compared in full: looking a file up costs a hash of its name and one comparison of
@@ -42,7 +44,7 @@ struct Key {
 }
 
 enum Outcome {
-    Parsed(File, Vec<ParseError>),
+    Parsed(Arc<File>, Vec<ParseError>),
     Skimmed(Option<Arc<Skim>>),
     Field(Arc<ParsedLazy>),
 }
@@ -170,7 +172,7 @@ impl ParseCache {
             self.reused.fetch_add(1, Ordering::Relaxed);
         }
         match &s.outcome {
-            Outcome::Parsed(f, e) => Outcome::Parsed(f.clone(), e.clone()),
+            Outcome::Parsed(f, e) => Outcome::Parsed(Arc::clone(f), e.clone()),
             Outcome::Skimmed(sk) => Outcome::Skimmed(sk.clone()),
             Outcome::Field(tree) => Outcome::Field(tree.clone()),
         }
@@ -199,13 +201,14 @@ pub(super) fn parse_with(
     name: &str,
     text: &str,
     comments: bool,
-) -> (File, Vec<ParseError>) {
+) -> (Arc<File>, Vec<ParseError>) {
     let Some(c) = cache else {
-        return crate::parse_with(file, text, comments);
+        let (f, e) = crate::parse_with(file, text, comments);
+        return (Arc::new(f), e);
     };
     parsed(c.get(file, Request::Whole(comments), name, text, || {
         let (f, e) = crate::parse_with(file, text, comments);
-        Outcome::Parsed(f, e)
+        Outcome::Parsed(Arc::new(f), e)
     }))
 }
 
@@ -217,19 +220,20 @@ pub(super) fn parse_ranges(
     name: &str,
     text: &str,
     ranges: &[(usize, usize)],
-) -> (File, Vec<ParseError>) {
+) -> (Arc<File>, Vec<ParseError>) {
     let Some(c) = cache else {
-        return crate::parse_ranges(file, text, ranges);
+        let (f, e) = crate::parse_ranges(file, text, ranges);
+        return (Arc::new(f), e);
     };
     parsed(
         c.get(file, Request::Ranges(ranges.to_vec()), name, text, || {
             let (f, e) = crate::parse_ranges(file, text, ranges);
-            Outcome::Parsed(f, e)
+            Outcome::Parsed(Arc::new(f), e)
         }),
     )
 }
 
-fn parsed(o: Outcome) -> (File, Vec<ParseError>) {
+fn parsed(o: Outcome) -> (Arc<File>, Vec<ParseError>) {
     match o {
         Outcome::Parsed(f, e) => (f, e),
         _ => unreachable!("a parse request gives a tree"),
@@ -247,9 +251,9 @@ mod tests {
         let (f1, e1) = parse_with(Some(&c), FileId(3), "p.cue", text, false);
         let (f2, e2) = parse_with(Some(&c), FileId(3), "p.cue", text, false);
         assert_eq!((c.computed(), c.reused()), (1, 1));
-        assert_eq!(f1, f2);
+        assert!(Arc::ptr_eq(&f1, &f2), "a reused tree is shared, not copied");
         assert_eq!(e1, e2);
-        assert_eq!(f1, crate::parse_with(FileId(3), text, false).0);
+        assert_eq!(*f1, crate::parse_with(FileId(3), text, false).0);
     }
 
     #[test]
@@ -258,12 +262,12 @@ mod tests {
         let text = "package p\na: 1\n";
         parse_with(Some(&c), FileId(0), "p.cue", text, false);
         let (f, _) = parse_with(Some(&c), FileId(1), "p.cue", text, false);
-        assert_eq!(f, crate::parse_with(FileId(1), text, false).0);
+        assert_eq!(*f, crate::parse_with(FileId(1), text, false).0);
         // Another text of the same length under the same name: its own tree, every time.
         let edited = "package p\na: 2\n";
         for _ in 0..2 {
             let (f, _) = parse_with(Some(&c), FileId(0), "p.cue", edited, false);
-            assert_eq!(f, crate::parse_with(FileId(0), edited, false).0);
+            assert_eq!(*f, crate::parse_with(FileId(0), edited, false).0);
         }
         parse_with(Some(&c), FileId(0), "p.cue", text, true);
         parse_ranges(Some(&c), FileId(0), "p.cue", text, &[(10, 14)]);

@@ -5,6 +5,7 @@
 //! in or below the CUE file's directory.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use super::FileRef;
 use super::attr::Attribute;
@@ -32,7 +33,7 @@ pub(super) fn apply(file: &mut LoadedFile, fs: &mut Fs, limits: &Limits) -> Resu
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let sf = FileRef::new(&file.name, &file.text);
-    walk_fields(&mut file.ast.decls, &mut |field| {
+    walk_fields(&mut Arc::make_mut(&mut file.ast).decls, &mut |field| {
         let Some(a) = field.attrs.iter().find(|a| a.name() == "embed").cloned() else {
             return Ok(());
         };

@@ -42,6 +42,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use crate::ast::{self, FileId};
 use crate::decode::{self, Data, Limits};
@@ -178,7 +179,9 @@ pub struct LoadedFile {
     /// The absolute path (or the name given for a data file), as positions print it.
     pub name: String,
     pub text: String,
-    pub ast: ast::File,
+    /// The tree, shared with the run's parse cache (and so with the other loads of a bundle)
+    /// until the loader rewrites it (tag values, embedded files).
+    pub ast: Arc<ast::File>,
     /// Whether the file belongs to the main module (not `cue.mod/{gen,pkg,usr}`): tags and
     /// `@if` apply to it.
     pub in_main_module: bool,
@@ -243,7 +246,7 @@ impl Build {
         self.files.push(LoadedFile {
             name: name.to_string(),
             text,
-            ast,
+            ast: Arc::new(ast),
             in_main_module: main,
             excluded: false,
             deferred: Vec::new(),
@@ -274,7 +277,7 @@ impl Build {
     /// The attributes of the fields at `path` in the main instance's files (syntactic: fields
     /// written at that path, see [`attr::field_attributes`]).
     pub fn attributes(&self, path: &[&str]) -> Vec<Attribute> {
-        let files: Vec<&ast::File> = self.main.iter().map(|&i| &self.files[i].ast).collect();
+        let files: Vec<&ast::File> = self.main.iter().map(|&i| &*self.files[i].ast).collect();
         attr::field_attributes(&files, path)
     }
 

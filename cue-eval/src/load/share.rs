@@ -85,7 +85,7 @@ struct FileKey {
     decls: Vec<(u32, u32)>,
     excluded: bool,
     /// The whole tree, for a file that the loader may have rewritten.
-    ast: Option<crate::ast::File>,
+    ast: Option<std::sync::Arc<crate::ast::File>>,
 }
 
 /// Whether the loader may have changed the tree of a file with this text after parsing it
@@ -183,7 +183,9 @@ impl Key {
                     }
                     Err(_) => {
                         kept_ranges(decl_ranges(&f.ast), &f.deferred) == k.decls
-                            && k.ast.as_ref().is_none_or(|a| *a == f.ast)
+                            && k.ast
+                                .as_ref()
+                                .is_none_or(|a| std::sync::Arc::ptr_eq(a, &f.ast) || *a == f.ast)
                     }
                 };
                 k.id == i
@@ -208,7 +210,7 @@ impl Build {
             return self.into_instance();
         }
         let order = api::import_order(
-            &|i| self.files.get(i).map(|f| &f.ast),
+            &|i| self.files.get(i).map(|f| &*f.ast),
             &self.main,
             &self.imports,
         );

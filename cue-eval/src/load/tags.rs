@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::FileRef;
 use super::attr::Attribute;
@@ -90,11 +91,18 @@ pub fn inject(
     tags: &[String],
     vars: &BTreeMap<String, String>,
 ) -> Result<(), LoadError> {
+    // Only files with tags are walked (and so copied from the tree they share with the parse
+    // cache): an attribute's name is followed by its `(`, so each is `@tag(` in the text.
+    let tagged: Vec<usize> = module_files
+        .iter()
+        .copied()
+        .filter(|&i| files[i].text.contains("@tag("))
+        .collect();
     // Declared tags.
     let mut decls: Vec<TagDecl> = Vec::new();
-    for &i in module_files {
+    for &i in &tagged {
         let sf = FileRef::new(&files[i].name, &files[i].text);
-        let ast = &mut files[i].ast;
+        let ast = Arc::make_mut(&mut files[i].ast);
         walk_fields(&mut ast.decls, &mut |field| {
             for a in field_tags(field) {
                 let parsed =
@@ -155,9 +163,9 @@ pub fn inject(
     if values.is_empty() {
         return Ok(());
     }
-    for &i in module_files {
+    for &i in &tagged {
         let sf = FileRef::new(&files[i].name, &files[i].text);
-        let ast = &mut files[i].ast;
+        let ast = Arc::make_mut(&mut files[i].ast);
         walk_fields(&mut ast.decls, &mut |field| {
             let mut lit = None;
             for a in field_tags(field) {

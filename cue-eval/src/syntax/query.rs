@@ -237,7 +237,7 @@ impl Document {
         Document {
             name: f.name.clone(),
             text: f.text.clone(),
-            file: f.ast.clone(),
+            file: (*f.ast).clone(),
         }
     }
 
