@@ -2,6 +2,7 @@
 //! values from the environment, the runtime files and the objects their queries read from each
 //! selected cluster (`--runtime-cluster`, `--runtime-group`).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -140,11 +141,12 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
     )
     .map_err(fail)?;
     if let Some(dir) = &args.output_dir {
-        for inst in &built {
-            let mut objects = inst.objects();
+        for inst in built {
+            let name = inst.name.clone();
+            let mut objects = inst.into_objects();
             render::sort_for_apply(&mut objects);
             let with_ns = render::spans_namespaces(&objects);
-            let sub = dir.join(&inst.name);
+            let sub = dir.join(&name);
             std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
             for o in &objects {
                 let path = sub.join(render::resource_file_name(o, with_ns));
@@ -159,21 +161,30 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mut sections = Vec::new();
-    for inst in &built {
-        let mut objects = inst.objects();
+    // Each instance's section as it is rendered: `---`, `# Instance: NAME`, `---`, then its
+    // objects between `---` lines; an empty line between sections.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut doc = String::new();
+    for (i, inst) in built.into_iter().enumerate() {
+        let sep = if i == 0 { "" } else { "\n" };
+        write!(out, "{sep}---\n# Instance: {}\n---\n", inst.name)?;
+        let mut objects = inst.into_objects();
         render::sort_for_apply(&mut objects);
         if args.mask_secrets {
             objects = objects.iter().map(render::mask_secret).collect();
         }
-        let docs: Vec<String> = objects.iter().map(render::object_yaml).collect();
-        sections.push(format!(
-            "---\n# Instance: {}\n---\n{}",
-            inst.name,
-            docs.join("---\n")
-        ));
+        for (j, o) in objects.iter().enumerate() {
+            doc.clear();
+            if j > 0 {
+                doc.push_str("---\n");
+            }
+            render::write_object_yaml(&mut doc, o);
+            out.write_all(doc.as_bytes())?;
+        }
+        // The process ends after the last section: freeing the objects would only cost time.
+        std::mem::forget(objects);
     }
-    print!("{}", sections.join("\n"));
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 

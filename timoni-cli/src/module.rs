@@ -131,11 +131,10 @@ fn vet(args: VetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
         let msg = crate::positions::in_user_files(&e, &opts.module, &opts.package, &opts.values);
         anyhow::anyhow!("build failed: {}", crate::relative(&msg))
     })?;
-    let objects = built.objects();
-    if objects.is_empty() {
+    if built.each_object().next().is_none() {
         anyhow::bail!("build failed, no objects to apply");
     }
-    for o in &objects {
+    for o in built.each_object() {
         let kind = get_str(o, &["kind"]).unwrap_or_default();
         let name = get_str(o, &["metadata", "name"]).unwrap_or_default();
         let object = match get_str(o, &["metadata", "namespace"]) {

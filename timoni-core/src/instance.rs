@@ -135,6 +135,11 @@ impl BuiltInstance {
             .collect()
     }
 
+    /// Every object, apply set after apply set, borrowed.
+    pub fn each_object(&self) -> impl Iterator<Item = &Data> {
+        self.apply_sets.iter().flat_map(|s| &s.objects)
+    }
+
     /// Every object, apply set after apply set, without copying them.
     pub fn into_objects(self) -> Vec<Data> {
         self.apply_sets

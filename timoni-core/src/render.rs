@@ -47,7 +47,7 @@ pub fn write_objects_yaml<W: std::io::Write>(w: &mut W, objs: &[Data]) -> std::i
 
 /// Appends [`object_yaml`] of `obj` to `out`. The keys are sorted as they are written, and
 /// scalars are converted as [`sort_keys`] converts them, so that the object is not copied.
-fn write_object_yaml(out: &mut String, obj: &Data) {
+pub fn write_object_yaml(out: &mut String, obj: &Data) {
     match obj {
         Data::Struct(f) if !f.is_empty() => write_mapping(out, f, 0),
         Data::List(l) if !l.is_empty() => write_sequence(out, l, 0),
