@@ -349,7 +349,7 @@ impl Runtime {
                 && (gr.recursive || gr.origin == v)
                 && !self.skip_reclose_requirement(g, passed_open)
             {
-                let vx = &mut self.vertices[v as usize];
+                let vx = self.vertices.get_mut(v);
                 if !vx.closed_groups.contains(&g) {
                     push_tight(&mut vx.closed_groups, g);
                 }

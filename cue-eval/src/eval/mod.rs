@@ -9,13 +9,14 @@
 //! [`Runtime::finalize`] does the same recursively for the regular fields below a vertex.
 //!
 //! Design notes (see `docs/evaluator.md` for more):
-//! - labels are interned ([`label`]); vertices live in one `Vec` and are referred to by `u32`;
+//! - labels are interned ([`label`]); vertices live in an arena of fixed-size chunks ([`arena`]) and are referred to by `u32`;
 //! - closedness follows CUE v0.17's "evidence" model with a tree of groups: every struct literal
 //!   and every reference to a definition opens a group, and a field is allowed by a closed group
 //!   when one of its conjuncts comes from inside that group ([`Runtime::check_closed`]);
 //! - structural cycles are found with the chain of references each conjunct has followed.
 
 pub mod api;
+mod arena;
 mod bounds;
 pub(crate) mod builtins;
 mod closedness;
@@ -443,7 +444,7 @@ pub const MAX_INLINE_NESTING: usize = 500;
 /// The evaluator's state: the compiled program and the vertex arena.
 pub struct Runtime {
     pub(crate) prog: Program,
-    pub(crate) vertices: Vec<Vertex>,
+    pub(crate) vertices: arena::Vertices,
     pub(crate) groups: Vec<Group>,
     /// Further groups a group lies in, besides its parent: the group of a definition inserted
     /// into a node also stands for a later reference to the same definition that was skipped as
@@ -568,7 +569,7 @@ impl Runtime {
     pub fn new() -> Runtime {
         Runtime {
             prog: Program::default(),
-            vertices: Vec::new(),
+            vertices: arena::Vertices::default(),
             groups: vec![Group {
                 parent: 0,
                 closed: false,
@@ -609,18 +610,17 @@ impl Runtime {
     }
 
     pub fn v(&self, id: VId) -> &Vertex {
-        &self.vertices[id as usize]
+        self.vertices.get(id)
     }
     pub fn vm(&mut self, id: VId) -> &mut Vertex {
-        &mut self.vertices[id as usize]
+        self.vertices.get_mut(id)
     }
 
     pub fn new_vertex(&mut self, parent: Option<VId>, label: Label, arc_type: ArcType) -> VId {
         if self.vertices.len() >= MAX_VERTICES && self.aborted.is_none() {
             self.aborted = Some("evaluation too large: vertex limit reached".into());
         }
-        self.vertices.push(Vertex::new(parent, label, arc_type));
-        (self.vertices.len() - 1) as VId
+        self.vertices.push(Vertex::new(parent, label, arc_type))
     }
 
     pub fn new_group(
