@@ -1157,7 +1157,11 @@ fn fields_named<'a>(decls: &'a [ast::Decl], name: &str) -> Vec<&'a ast::Expr> {
     for d in decls {
         match d {
             ast::Decl::Field(f) if label_is(&f.label, name) => out.push(&f.value),
-            ast::Decl::Embed(ast::Expr::Struct(s)) => out.extend(fields_named(&s.decls, name)),
+            ast::Decl::Embed(e) => {
+                if let ast::Expr::Struct(s) = &**e {
+                    out.extend(fields_named(&s.decls, name));
+                }
+            }
             _ => {}
         }
     }

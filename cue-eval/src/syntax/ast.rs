@@ -96,17 +96,20 @@ pub struct Comment {
 }
 
 /// A declaration inside a struct (or at file level).
+///
+/// Every variant's payload is boxed, so that a declaration takes 16 bytes in the list of its
+/// struct: files of concrete data hold one per field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decl {
-    Package(Package),
-    Import(ImportDecl),
+    Package(Box<Package>),
+    Import(Box<ImportDecl>),
     Field(Box<Field>),
     /// An embedded expression (`#Def`, `{...}`, `X=expr`, ...).
-    Embed(Expr),
-    Comprehension(Comprehension),
-    Let(LetClause),
-    Ellipsis(Ellipsis),
-    Attribute(Attribute),
+    Embed(Box<Expr>),
+    Comprehension(Box<Comprehension>),
+    Let(Box<LetClause>),
+    Ellipsis(Box<Ellipsis>),
+    Attribute(Box<Attribute>),
     /// A declaration that failed to parse; its error is in the error list.
     Bad(Span),
 }
@@ -627,8 +630,9 @@ mod tests {
             "Field is {} bytes",
             size_of::<Field>()
         );
+        // A struct's list holds one declaration per field: every payload is boxed.
+        assert_eq!(size_of::<Decl>(), 16, "Decl");
         for (name, size) in [
-            ("Decl", size_of::<Decl>()),
             ("Clause", size_of::<Clause>()),
             ("ListElem", size_of::<ListElem>()),
             ("Comprehension", size_of::<Comprehension>()),

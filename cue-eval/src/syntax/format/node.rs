@@ -311,26 +311,28 @@ impl<'a> Formatter<'a> {
                 self.let_binding(l);
                 self.ws(DECLCOMMA);
             }
-            Decl::Embed(Expr::Alias { span, ident, expr }) => {
-                if self.src.is_newline(span.start) {
-                    self.ws(FORMFEED);
+            Decl::Embed(e) => match &**e {
+                Expr::Alias { span, ident, expr } => {
+                    if self.src.is_newline(span.start) {
+                        self.ws(FORMFEED);
+                    }
+                    self.ident_expr(ident);
+                    self.ws(BLANK);
+                    let eq = self.src.token_after(ident.span.end, "=");
+                    self.pos(eq);
+                    self.tok(Tok::Bind);
+                    self.ws(BLANK);
+                    self.expr(expr);
+                    self.ws(DECLCOMMA);
                 }
-                self.ident_expr(ident);
-                self.ws(BLANK);
-                let eq = self.src.token_after(ident.span.end, "=");
-                self.pos(eq);
-                self.tok(Tok::Bind);
-                self.ws(BLANK);
-                self.expr(expr);
-                self.ws(DECLCOMMA);
-            }
-            Decl::Embed(e) => {
-                if self.src.is_newline(e.span().start) {
-                    self.ws(FORMFEED);
+                e => {
+                    if self.src.is_newline(e.span().start) {
+                        self.ws(FORMFEED);
+                    }
+                    self.expr(e);
+                    self.ws(NEWLINE);
                 }
-                self.expr(e);
-                self.ws(NEWLINE);
-            }
+            },
             Decl::Comprehension(c) => {
                 if self.src.is_newline(c.span.start) {
                     self.ws(FORMFEED);

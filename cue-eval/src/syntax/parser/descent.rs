@@ -182,30 +182,30 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
             Some(Tok::Package) if matches!(self.peek(), Some(Tok::Ident(_))) => {
                 self.bump();
                 let name = self.ident()?;
-                Ok(Decl::Package(Package {
+                Ok(Decl::Package(Box::new(Package {
                     span: self.span(l),
                     name,
-                }))
+                })))
             }
             Some(Tok::Import) => match self.peek() {
                 Some(Tok::Str(_) | Tok::Ident(_)) => {
                     self.bump();
                     let spec = self.import_spec()?;
-                    Ok(Decl::Import(ImportDecl {
+                    Ok(Decl::Import(Box::new(ImportDecl {
                         span: self.span(l),
                         grouped: false,
                         specs: vec![spec],
-                    }))
+                    })))
                 }
                 Some(Tok::LParen) => {
                     self.bump();
                     self.bump();
                     let specs = self.paren_list(|p| p.import_spec())?;
-                    Ok(Decl::Import(ImportDecl {
+                    Ok(Decl::Import(Box::new(ImportDecl {
                         span: self.span(l),
                         grouped: true,
                         specs,
-                    }))
+                    })))
                 }
                 _ => self.decl(),
             },
@@ -264,14 +264,16 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                 return Ok(Decl::Field(self.keyword_field(k)?));
             }
             return match tok {
-                Tok::For | Tok::If | Tok::Try => Ok(Decl::Comprehension(self.comprehension()?)),
-                Tok::Let => Ok(Decl::Let(self.let_clause()?)),
+                Tok::For | Tok::If | Tok::Try => {
+                    Ok(Decl::Comprehension(Box::new(self.comprehension()?)))
+                }
+                Tok::Let => Ok(Decl::Let(Box::new(self.let_clause()?))),
                 _ => Err(Bail),
             };
         }
         match tok {
-            Tok::Ellipsis => Ok(Decl::Ellipsis(self.ellipsis()?)),
-            Tok::Attr(_) => Ok(Decl::Attribute(self.attribute())),
+            Tok::Ellipsis => Ok(Decl::Ellipsis(Box::new(self.ellipsis()?))),
+            Tok::Attr(_) => Ok(Decl::Attribute(Box::new(self.attribute()))),
             _ => {
                 let l = self.start();
                 let e = self.alias_expr()?;
@@ -285,7 +287,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                         let head = self.ctx.label(e, Constraint::Regular);
                         Ok(Decl::Field(self.field_rest(l, head)?))
                     }
-                    _ => Ok(Decl::Embed(e)),
+                    _ => Ok(Decl::Embed(Box::new(e))),
                 }
             }
         }
