@@ -9,7 +9,8 @@
 //! [`Runtime::finalize`] does the same recursively for the regular fields below a vertex.
 //!
 //! Design notes (see `docs/evaluator.md` for more):
-//! - labels are interned ([`label`]); vertices live in an arena of fixed-size chunks ([`arena`]) and are referred to by `u32`;
+//! - labels are interned ([`label`]); vertices live in an arena of fixed-size chunks ([`arena`])
+//!   and are referred to by `u32`;
 //! - closedness follows CUE v0.17's "evidence" model with a tree of groups: every struct literal
 //!   and every reference to a definition opens a group, and a field is allowed by a closed group
 //!   when one of its conjuncts comes from inside that group ([`Runtime::check_closed`]);
