@@ -78,7 +78,7 @@ pub fn run(args: Args, settings: &Settings) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.output {
         Format::Yaml => render::write_objects_yaml(&mut out, &objects)?,
-        Format::Json => out.write_all(render::objects_json(&objects).as_bytes())?,
+        Format::Json => render::write_objects_json(&mut out, &mut objects)?,
     }
     out.flush()?;
     // The process ends here: freeing the objects would only cost time.

@@ -11,7 +11,7 @@
 
 use std::cmp::Ordering;
 
-use cue_eval::encode::{Data, Field, ScalarStyle, to_json_indent, to_yaml, yaml_string_style};
+use cue_eval::encode::{Data, Field, ScalarStyle, to_yaml, write_json_indent, yaml_string_style};
 
 use crate::meta::get_str;
 
@@ -60,44 +60,99 @@ pub fn write_object_yaml(out: &mut String, obj: &Data) {
 
 /// `timoni build -o json`: a `List` of the objects, with four-space indentation and no
 /// trailing newline (and no `items` when there are no objects).
-pub fn objects_json(objs: &[Data]) -> String {
-    let items: Vec<Data> = objs
-        .iter()
-        .map(|o| sort_keys(o, |a, b| a < b, go_json_float))
-        .collect();
+pub fn objects_json(mut objs: Vec<Data>) -> String {
+    let mut out = Vec::new();
+    // Writing to a vector does not fail, and the JSON writer writes UTF-8.
+    let _ = write_objects_json(&mut out, &mut objs);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Writes [`objects_json`] of `objs` to `w`, a piece at a time. The objects are not copied:
+/// their keys are sorted and their bytes and floats converted in place, so `objs` is left in
+/// the form Timoni prints.
+pub fn write_objects_json<W: std::io::Write>(
+    w: &mut W,
+    objs: &mut Vec<Data>,
+) -> std::io::Result<()> {
+    for o in objs.iter_mut() {
+        sort_keys(o, |a, b| a < b, go_json_float);
+    }
     let mut fields = vec![
         Field::new("apiVersion", Data::string("v1")),
         Field::new("kind", Data::string("List")),
     ];
     // Timoni's list struct tags `items` with `omitempty`.
-    if !items.is_empty() {
-        fields.push(Field::new("items", Data::List(items)));
+    if !objs.is_empty() {
+        fields.push(Field::new("items", Data::List(std::mem::take(objs))));
     }
-    let list = Data::Struct(fields);
-    let mut text = to_json_indent(&list, true);
-    while text.ends_with('\n') {
-        text.pop();
+    let mut list = Data::Struct(fields);
+    let written = write_json_indent(&mut NoFinalNewline { w, held: false }, &list, true);
+    if let Data::Struct(fields) = &mut list
+        && let Some(Field {
+            value: Data::List(items),
+            ..
+        }) = fields.pop()
+    {
+        *objs = items;
     }
-    text
+    written
+}
+
+/// Passes writes on to `w` but for a final newline, which the JSON writer ends with and
+/// `timoni build -o json` does not.
+struct NoFinalNewline<'a, W: std::io::Write> {
+    w: &'a mut W,
+    /// A newline held back from the end of the last write.
+    held: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for NoFinalNewline<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if std::mem::take(&mut self.held) {
+            self.w.write_all(b"\n")?;
+        }
+        let (body, held) = match buf.strip_suffix(b"\n") {
+            Some(body) => (body, true),
+            None => (buf, false),
+        };
+        self.w.write_all(body)?;
+        self.held = held;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
 }
 
 /// Objects as Timoni prints them: keys sorted by `less`, bytes as their raw text (Timoni decodes
 /// values with bytes through YAML, where `!!binary` becomes a string) and numbers as they come
-/// out of Go's JSON round trip (`float` spells the non-integral ones).
-fn sort_keys(d: &Data, less: fn(&str, &str) -> bool, float: fn(f64) -> String) -> Data {
+/// out of Go's JSON round trip (`float` spells the non-integral ones). In place.
+fn sort_keys(d: &mut Data, less: fn(&str, &str) -> bool, float: fn(f64) -> String) {
     match d {
         Data::Struct(fields) => {
-            let mut fields: Vec<Field> = fields
-                .iter()
-                .map(|f| Field::new(f.name.clone(), sort_keys(&f.value, less, float)))
-                .collect();
+            for f in fields.iter_mut() {
+                sort_keys(&mut f.value, less, float);
+            }
             fields.sort_by(|a, b| key_order(less, &a.name, &b.name));
-            Data::Struct(fields)
         }
-        Data::List(items) => Data::List(items.iter().map(|i| sort_keys(i, less, float)).collect()),
-        Data::Bytes(b) => Data::String(String::from_utf8_lossy(b).into_owned()),
-        Data::Number { text, float: true } => number_from_float(text, float),
-        other => other.clone(),
+        Data::List(items) => {
+            for i in items.iter_mut() {
+                sort_keys(i, less, float);
+            }
+        }
+        Data::Bytes(b) => {
+            let text = String::from_utf8_lossy(b).into_owned();
+            *d = Data::String(text);
+        }
+        Data::Number { text, float: true } => {
+            let n = number_from_float(text, float);
+            *d = n;
+        }
+        _ => {}
     }
 }
 
@@ -1098,13 +1153,61 @@ mod tests {
     #[test]
     fn json_is_a_list_with_sorted_keys_and_no_trailing_newline() {
         let o = decode::json(r#"{"kind":"A","apiVersion":"v1","x":"<&>"}"#).unwrap();
-        insta::assert_snapshot!(objects_json(&[o]));
+        insta::assert_snapshot!(objects_json(vec![o]));
+    }
+
+    /// The JSON writer hands its text over in pieces of about 64 KiB: the objects' text is the
+    /// text of the whole list, without its last newline.
+    #[test]
+    fn a_long_json_list_is_written_in_pieces_as_one_text_and_the_objects_kept() {
+        let objs: Vec<Data> = (0..3000)
+            .map(|i| {
+                decode::json(&format!(
+                    r#"{{"kind":"K","apiVersion":"v1","metadata":{{"name":"o{i}"}},"n":{i}.5}}"#
+                ))
+                .unwrap()
+            })
+            .collect();
+        let mut sorted = objs.clone();
+        for o in &mut sorted {
+            sort_keys(o, |a, b| a < b, go_json_float);
+        }
+        let list = Data::Struct(vec![
+            Field::new("apiVersion", Data::string("v1")),
+            Field::new("kind", Data::string("List")),
+            Field::new("items", Data::List(sorted.clone())),
+        ]);
+        let whole = cue_eval::encode::to_json_indent(&list, true);
+        assert!(whole.len() > 4 << 16, "several pieces");
+        let mut out = Vec::new();
+        let mut given = objs;
+        write_objects_json(&mut out, &mut given).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            whole.trim_end_matches('\n')
+        );
+        assert_eq!(given, sorted, "the objects come back, sorted in place");
+    }
+
+    /// A newline that ends one write but not the last is passed on with the next.
+    #[test]
+    fn only_the_final_newline_is_held_back() {
+        use std::io::Write;
+        let mut out = Vec::new();
+        let mut w = NoFinalNewline {
+            w: &mut out,
+            held: false,
+        };
+        for piece in ["{\n", "", "  a\n\n", "}\n"] {
+            w.write_all(piece.as_bytes()).unwrap();
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n  a\n\n}");
     }
 
     #[test]
     fn an_empty_json_list_has_no_items() {
         assert_eq!(
-            objects_json(&[]),
+            objects_json(Vec::new()),
             "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\"\n}"
         );
     }
