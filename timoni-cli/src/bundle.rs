@@ -164,7 +164,6 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
     // Each instance's section as it is rendered: `---`, `# Instance: NAME`, `---`, then its
     // objects between `---` lines; an empty line between sections.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut doc = String::new();
     for (i, inst) in built.into_iter().enumerate() {
         let sep = if i == 0 { "" } else { "\n" };
         write!(out, "{sep}---\n# Instance: {}\n---\n", inst.name)?;
@@ -173,14 +172,7 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
         if args.mask_secrets {
             objects = objects.iter().map(render::mask_secret).collect();
         }
-        for (j, o) in objects.iter().enumerate() {
-            doc.clear();
-            if j > 0 {
-                doc.push_str("---\n");
-            }
-            render::write_object_yaml(&mut doc, o);
-            out.write_all(doc.as_bytes())?;
-        }
+        render::write_objects_yaml_between(&mut out, &objects)?;
         // The process ends after the last section: freeing the objects would only cost time.
         std::mem::forget(objects);
     }

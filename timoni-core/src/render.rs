@@ -35,11 +35,35 @@ pub fn objects_yaml(objs: &[Data]) -> String {
 /// Writes [`objects_yaml`] of `objs` to `w` an object at a time, so that the text of all of
 /// them is never held at once.
 pub fn write_objects_yaml<W: std::io::Write>(w: &mut W, objs: &[Data]) -> std::io::Result<()> {
+    write_documents(w, objs, false)
+}
+
+/// Writes `objs` to `w` as YAML documents separated by `---` lines, with none after the last
+/// (an instance's section of `timoni bundle build`), an object at a time.
+pub fn write_objects_yaml_between<W: std::io::Write>(
+    w: &mut W,
+    objs: &[Data],
+) -> std::io::Result<()> {
+    write_documents(w, objs, true)
+}
+
+/// Writes each object as a YAML document, with `---` before every one but the first
+/// (`between`) or after every one.
+fn write_documents<W: std::io::Write>(
+    w: &mut W,
+    objs: &[Data],
+    between: bool,
+) -> std::io::Result<()> {
     let mut out = String::new();
-    for o in objs {
+    for (i, o) in objs.iter().enumerate() {
         out.clear();
+        if between && i > 0 {
+            out.push_str("---\n");
+        }
         write_object_yaml(&mut out, o);
-        out.push_str("---\n");
+        if !between {
+            out.push_str("---\n");
+        }
         w.write_all(out.as_bytes())?;
     }
     Ok(())
@@ -47,7 +71,7 @@ pub fn write_objects_yaml<W: std::io::Write>(w: &mut W, objs: &[Data]) -> std::i
 
 /// Appends [`object_yaml`] of `obj` to `out`. The keys are sorted as they are written, and
 /// scalars are converted as [`sort_keys`] converts them, so that the object is not copied.
-pub fn write_object_yaml(out: &mut String, obj: &Data) {
+fn write_object_yaml(out: &mut String, obj: &Data) {
     match obj {
         Data::Struct(f) if !f.is_empty() => write_mapping(out, f, 0),
         Data::List(l) if !l.is_empty() => write_sequence(out, l, 0),
@@ -58,18 +82,10 @@ pub fn write_object_yaml(out: &mut String, obj: &Data) {
     }
 }
 
-/// `timoni build -o json`: a `List` of the objects, with four-space indentation and no
-/// trailing newline (and no `items` when there are no objects).
-pub fn objects_json(mut objs: Vec<Data>) -> String {
-    let mut out = Vec::new();
-    // Writing to a vector does not fail, and the JSON writer writes UTF-8.
-    let _ = write_objects_json(&mut out, &mut objs);
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// Writes [`objects_json`] of `objs` to `w`, a piece at a time. The objects are not copied:
-/// their keys are sorted and their bytes and floats converted in place, so `objs` is left in
-/// the form Timoni prints.
+/// `timoni build -o json`: writes a `List` of the objects to `w` a piece at a time, with
+/// four-space indentation and no trailing newline (and no `items` when there are no objects).
+/// The objects are not copied: their keys are sorted and their bytes and floats converted in
+/// place, so `objs` is left in the form Timoni prints.
 pub fn write_objects_json<W: std::io::Write>(
     w: &mut W,
     objs: &mut Vec<Data>,
@@ -1112,6 +1128,13 @@ mod tests {
         insta::assert_snapshot!(yaml_of(&format!(
             r#"{{"a":"x\ty\n","plain":"{long}end","quoted":": {long}end","spaced":"{long}  end"}}"#
         )));
+    }
+
+    /// The text [`write_objects_json`] writes.
+    fn objects_json(mut objs: Vec<Data>) -> String {
+        let mut out = Vec::new();
+        write_objects_json(&mut out, &mut objs).unwrap();
+        String::from_utf8(out).unwrap()
     }
 
     fn fold(s: &str, style: Style, col: usize, indent: usize, allow_breaks: bool) -> String {

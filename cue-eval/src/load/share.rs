@@ -91,7 +91,7 @@ struct FileKey {
 /// Whether the loader may have changed the tree of a file with this text after parsing it
 /// (tag values and embedded files).
 fn rewritten(text: &str) -> bool {
-    text.contains("@tag(") || text.contains("@embed(")
+    super::tags::may_hold_tags(text) || text.contains("@embed(")
 }
 
 /// The imported files of a build, by id.

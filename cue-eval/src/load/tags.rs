@@ -84,6 +84,12 @@ fn field_tags(field: &ast::Field) -> impl Iterator<Item = &ast::Attribute> {
     field.attrs.iter().filter(|a| a.name() == "tag")
 }
 
+/// Whether a file with this text may hold `@tag` attributes: an attribute's name is followed
+/// by its `(`, so each is `@tag(` in the text.
+pub(super) fn may_hold_tags(text: &str) -> bool {
+    text.contains("@tag(")
+}
+
 /// Injects the `-t` values (`tags`) and tag variables (`vars`) into the files `module_files`.
 pub fn inject(
     files: &mut [LoadedFile],
@@ -92,11 +98,11 @@ pub fn inject(
     vars: &BTreeMap<String, String>,
 ) -> Result<(), LoadError> {
     // Only files with tags are walked (and so copied from the tree they share with the parse
-    // cache): an attribute's name is followed by its `(`, so each is `@tag(` in the text.
+    // cache).
     let tagged: Vec<usize> = module_files
         .iter()
         .copied()
-        .filter(|&i| files[i].text.contains("@tag("))
+        .filter(|&i| may_hold_tags(&files[i].text))
         .collect();
     // Declared tags.
     let mut decls: Vec<TagDecl> = Vec::new();
