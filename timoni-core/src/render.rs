@@ -232,12 +232,21 @@ fn go_exponent(rust: &str, digits: usize) -> String {
 /// go-yaml v2's key order (`keyList.Less`): letters compare by code point, a non-letter sorts
 /// before a letter, and runs of digits compare by their numeric value.
 pub fn yaml_key_less(a: &str, b: &str) -> bool {
-    if a.is_ascii() && b.is_ascii() {
-        return key_less(a.as_bytes(), b.as_bytes());
+    // The bytes decide when the keys first differ in an ASCII byte on both sides: the equal
+    // bytes before it are the same characters (UTF-8 is self-synchronizing), so that byte is
+    // the first differing character on each side, and the digit runs around it are ASCII.
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    let first_diff = ab.iter().zip(bb).position(|(x, y)| x != y);
+    match first_diff {
+        Some(i) if ab[i].is_ascii() && bb[i].is_ascii() => key_less(ab, bb, i),
+        // One key is a prefix of the other: the shorter comes first, in bytes as in chars.
+        None => ab.len() < bb.len(),
+        Some(_) => {
+            let ar: Vec<char> = a.chars().collect();
+            let br: Vec<char> = b.chars().collect();
+            key_less(&ar, &br, 0)
+        }
     }
-    let ar: Vec<char> = a.chars().collect();
-    let br: Vec<char> = b.chars().collect();
-    key_less(&ar, &br)
 }
 
 /// A character of a key as [`key_less`] reads it: bytes for ASCII keys (no copy), `char`s
@@ -266,9 +275,9 @@ impl KeyChar for char {
     }
 }
 
-/// [`yaml_key_less`] on the characters of both keys.
-fn key_less<C: KeyChar>(ar: &[C], br: &[C]) -> bool {
-    let mut i = 0;
+/// [`yaml_key_less`] on the characters of both keys, equal before `start`.
+fn key_less<C: KeyChar>(ar: &[C], br: &[C], start: usize) -> bool {
+    let mut i = start;
     while i < ar.len() && i < br.len() {
         if ar[i] == br[i] {
             i += 1;
@@ -316,26 +325,53 @@ fn key_less<C: KeyChar>(ar: &[C], br: &[C]) -> bool {
 }
 
 fn pad(out: &mut String, n: usize) {
-    for _ in 0..n {
-        out.push(' ');
+    const SPACES: &str = "                                                                ";
+    let mut n = n;
+    while n > SPACES.len() {
+        out.push_str(SPACES);
+        n -= SPACES.len();
+    }
+    out.push_str(&SPACES[..n]);
+}
+
+/// Writes the fields of a struct in go-yaml's key order (a stable sort, as [`sort_keys`]
+/// does), each key at column `indent`: the first where the caller left `out`, the others on
+/// lines of their own.
+fn write_mapping(out: &mut String, fields: &[Field], indent: usize) {
+    // Objects often come with their keys in order already (CRD schemas do): then they are
+    // written as they are, without sorting a copy.
+    if fields
+        .windows(2)
+        .all(|w| !yaml_key_less(&w[1].name, &w[0].name))
+    {
+        write_entries(out, fields.iter(), indent);
+    } else {
+        let mut sorted: Vec<&Field> = fields.iter().collect();
+        sorted.sort_by(|a, b| key_order(yaml_key_less, &a.name, &b.name));
+        write_entries(out, sorted.into_iter(), indent);
     }
 }
 
-/// The fields of a struct in go-yaml's key order (a stable sort, as [`sort_keys`] does).
-fn yaml_order(fields: &[Field]) -> Vec<&Field> {
-    let mut sorted: Vec<&Field> = fields.iter().collect();
-    sorted.sort_by(|a, b| key_order(yaml_key_less, &a.name, &b.name));
-    sorted
-}
-
-fn write_mapping(out: &mut String, fields: &[Field], indent: usize) {
-    for (i, f) in yaml_order(fields).into_iter().enumerate() {
+fn write_entries<'a>(out: &mut String, fields: impl Iterator<Item = &'a Field>, indent: usize) {
+    for (i, f) in fields.enumerate() {
         if i > 0 {
             pad(out, indent);
         }
+        let start = out.len();
         push_key(out, &f.name);
         out.push(':');
-        write_value_after_indicator(out, &f.value, indent);
+        // The column after `key: `; a key is written on one line.
+        let col = indent + text_width(&out[start..]) + 1;
+        write_value_after_indicator(out, &f.value, indent, col);
+    }
+}
+
+/// The width of `s` in characters.
+fn text_width(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
     }
 }
 
@@ -363,8 +399,9 @@ fn write_sequence(out: &mut String, items: &[Data], indent: usize) {
     }
 }
 
-/// Writes the value of a mapping entry after `key:`.
-fn write_value_after_indicator(out: &mut String, v: &Data, indent: usize) {
+/// Writes the value of a mapping entry after `key:`; a scalar starts at column `col`, after
+/// the space that follows the colon.
+fn write_value_after_indicator(out: &mut String, v: &Data, indent: usize, col: usize) {
     match v {
         Data::Struct(f) if !f.is_empty() => {
             out.push('\n');
@@ -378,12 +415,7 @@ fn write_value_after_indicator(out: &mut String, v: &Data, indent: usize) {
         }
         other => {
             out.push(' ');
-            let line = out.rsplit('\n').next().unwrap_or_default();
-            let col = if line.is_ascii() {
-                line.len()
-            } else {
-                line.chars().count()
-            };
+            debug_assert_eq!(col, text_width(out.rsplit('\n').next().unwrap_or_default()));
             write_scalar(out, other, col, indent + 2);
             out.push('\n');
         }
@@ -457,6 +489,9 @@ fn string_style(s: &str) -> Style {
         static STYLES: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Style>> =
             std::cell::RefCell::default();
     }
+    if plain_word(s) {
+        return Style::Plain;
+    }
     if s.len() > REMEMBERED_LEN {
         return decide_string_style(s);
     }
@@ -474,19 +509,40 @@ fn string_style(s: &str) -> Style {
     style
 }
 
+/// Whether `s` is a word that every writer leaves plain: an ASCII letter followed by letters,
+/// digits, `_`, `.`, `/` and `-` (`metadata`, `app.kubernetes.io/name`), at least six bytes
+/// long. Every word that YAML 1.1 or 1.2 reads as another type and starts with a letter
+/// (`false`, `null`, `Off`) is shorter; none of these characters is an indicator after the
+/// first; a word has no space or line break.
+fn plain_word(s: &str) -> bool {
+    const WORD: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            t[c] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-');
+            c += 1;
+        }
+        t
+    };
+    let b = s.as_bytes();
+    b.len() >= 6 && b[0].is_ascii_alphabetic() && b.iter().all(|&c| WORD[c as usize])
+}
+
 /// [`string_style`] worked out.
 fn decide_string_style(s: &str) -> Style {
     if s.contains('\t') || (!s.contains('\n') && go_yaml_v2_non_string(s)) {
         return Style::Double;
     }
-    if !s.contains('\n') && cue_forces_quotes(s) {
+    let emitted = yaml_string_style(s);
+    if !s.contains('\n') && cue_forces_quotes(s, emitted) {
         return if plain_safe(s) {
             Style::Plain
         } else {
             Style::Single
         };
     }
-    match yaml_string_style(s) {
+    match emitted {
         ScalarStyle::DoubleQuoted => Style::Double,
         ScalarStyle::SingleQuoted => Style::Single,
         ScalarStyle::Literal => Style::Literal,
@@ -533,6 +589,42 @@ fn fold_into(
         s.chars().count()
     };
     let last = len.saturating_sub(1);
+    let quotes = style == Style::Single && s.contains('\'');
+    if matches!(style, Style::Plain | Style::Single)
+        && !quotes
+        && s.is_ascii()
+        && !char_walk_forced()
+    {
+        // The same walk from space to space, each byte one column: the text between two
+        // folds is written at once.
+        let b = s.as_bytes();
+        let mut written = 0;
+        let mut from = 0;
+        while let Some(k) = b[from..].iter().position(|&c| c == b' ') {
+            let p = from + k;
+            from = p + 1;
+            let next_space = b.get(p + 1) == Some(&b' ');
+            let fold = allow_breaks
+                && !(p > 0 && b[p - 1] == b' ')
+                && column + (p - written) > BEST_WIDTH
+                && match style {
+                    Style::Plain => !next_space,
+                    _ => p > 0 && p < last && !next_space,
+                };
+            if fold {
+                out.push_str(&s[written..p]);
+                out.push('\n');
+                pad(out, indent);
+                column = indent;
+                written = p + 1;
+            }
+        }
+        out.push_str(&s[written..]);
+        if style == Style::Single {
+            out.push('\'');
+        }
+        return;
+    }
     if matches!(style, Style::Plain | Style::Single) && s.is_ascii() && !char_walk_forced() {
         // The same walk a word at a time: only spaces and single quotes are looked at.
         let b = s.as_bytes();
@@ -853,9 +945,10 @@ fn is_timestamp(s: &str) -> bool {
 }
 
 /// Strings CUE's YAML encoder quotes although go-yaml v2 would not.
-fn cue_forces_quotes(s: &str) -> bool {
+/// `emitted` is the style CUE's encoder writes `s` in ([`yaml_string_style`]).
+fn cue_forces_quotes(s: &str, emitted: ScalarStyle) -> bool {
     matches!(s, "t" | "T" | "f" | "F")
-        || to_yaml(&Data::String(s.to_string())).starts_with('"')
+        || emitted == ScalarStyle::DoubleQuoted
             && !s.chars().any(|c| c.is_control() || c == '"' || c == '\\')
 }
 
@@ -1094,6 +1187,49 @@ mod tests {
         assert!(yaml_key_less("_x", "Ax"));
         assert!(yaml_key_less("app", "app.kubernetes.io/name"));
         assert!(!yaml_key_less("b", "a"));
+        assert!(yaml_key_less("é9", "é10"));
+        assert!(yaml_key_less("a_", "aé"));
+        assert!(!yaml_key_less("aé", "a_"));
+    }
+
+    proptest::proptest! {
+        /// Comparing bytes where they decide is comparing characters.
+        #[test]
+        fn key_order_by_bytes_is_key_order_by_characters(
+            a in "[a-c0-2_é€.]{0,6}",
+            b in "[a-c0-2_é€.]{0,6}",
+        ) {
+            let ac: Vec<char> = a.chars().collect();
+            let bc: Vec<char> = b.chars().collect();
+            proptest::prop_assert_eq!(yaml_key_less(&a, &b), key_less(&ac, &bc, 0));
+        }
+
+        /// A string the shortcut calls a plain word is one the writers leave plain.
+        #[test]
+        fn plain_words_are_plain(s in "[a-zA-Z0-9_./:# -]{0,12}") {
+            if plain_word(&s) {
+                proptest::prop_assert_eq!(decide_string_style(&s), Style::Plain);
+            }
+        }
+    }
+
+    #[test]
+    fn plain_words_that_look_like_other_types_are_short() {
+        for w in [
+            "y", "Yes", "NO", "on", "Off", "true", "FALSE", "null", "Null", "t", "F", "nan",
+        ] {
+            assert!(!plain_word(w), "{w}");
+        }
+        for w in [
+            "metadata",
+            "app.kubernetes.io/name",
+            "v1beta1",
+            "Infinity",
+            "nanoseconds",
+        ] {
+            assert!(plain_word(w), "{w}");
+            assert_eq!(decide_string_style(w), Style::Plain, "{w}");
+        }
     }
 
     #[test]
@@ -1154,10 +1290,12 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 33) % n
         };
-        for _ in 0..3000 {
+        for round in 0..6000 {
             let len = next(120) as usize;
+            // Every other string without single quotes, which are walked apart.
+            let kinds = if round % 2 == 0 { 5 } else { 4 };
             let s: String = (0..len)
-                .map(|_| [b'a', b'b', b' ', b' ', b'\''][next(5) as usize] as char)
+                .map(|_| [b'a', b'b', b' ', b' ', b'\''][next(kinds) as usize] as char)
                 .collect();
             let col = next(100) as usize;
             let indent = next(12) as usize;
