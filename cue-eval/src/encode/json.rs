@@ -289,17 +289,23 @@ fn write_compact(out: &mut String, d: &Data) {
 }
 
 fn newline(out: &mut String, depth: usize) {
-    /// Enough indentation for most depths in one copy.
-    const SPACES: &str = "\n                                                                ";
-    let want = 1 + depth * INDENT.len();
-    if want <= SPACES.len() {
-        out.push_str(&SPACES[..want]);
-    } else {
-        out.push('\n');
-        for _ in 0..depth {
-            out.push_str(INDENT);
-        }
+    /// A newline and enough indentation for most depths in one copy (generated schemas nest
+    /// thirty levels deep and more).
+    const SPACES: &str = concat!(
+        "\n",
+        "                                                                ",
+        "                                                                ",
+        "                                                                ",
+        "                                                                ",
+    );
+    let mut want = 1 + depth * INDENT.len();
+    let mut from = 0;
+    while want > SPACES.len() - from {
+        out.push_str(&SPACES[from..]);
+        want -= SPACES.len() - from;
+        from = 1;
     }
+    out.push_str(&SPACES[from..from + want]);
 }
 
 fn write_scalar(out: &mut String, d: &Data, escape_html: bool) {
@@ -456,7 +462,7 @@ mod tests {
 
     #[test]
     fn deep_indentation_matches_four_spaces_per_level() {
-        for depth in [0, 1, 15, 16, 17, 40] {
+        for depth in [0, 1, 15, 16, 17, 40, 63, 64, 65, 128, 129, 200] {
             let mut out = String::new();
             super::newline(&mut out, depth);
             assert_eq!(out, format!("\n{}", "    ".repeat(depth)));
