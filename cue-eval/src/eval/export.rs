@@ -174,18 +174,22 @@ impl Runtime {
             return true;
         }
         if vx.is_list {
-            let elems: Vec<VId> = vx
-                .arcs
-                .iter()
-                .copied()
-                .filter(|&a| self.v(a).label.is_int())
-                .collect();
+            let mut elems = self.export_scratch.pop().unwrap_or_default();
+            elems.extend(
+                self.v(d)
+                    .arcs
+                    .iter()
+                    .copied()
+                    .filter(|&a| self.v(a).label.is_int()),
+            );
             sink.begin_list(elems.len());
             let mut ok = true;
-            for a in elems {
+            for &a in &elems {
                 ok &= self.export_to(a, sink, errs, depth + 1);
             }
             sink.end_list();
+            elems.clear();
+            self.export_scratch.push(elems);
             return ok;
         }
         // Only fields that are not optional are written (or reported missing); with fewer than
@@ -199,14 +203,15 @@ impl Runtime {
         let is_struct =
             vx.kind.contains(Kind::STRUCT) && !vx.kind.intersects(Kind::SCALAR) || first.is_some();
         if is_struct && vx.scalar.is_none() {
-            let order: Vec<VId> = match second {
-                None => first.into_iter().collect(),
-                Some(_) if !sink.ordered() => self.regular_arcs(d),
-                Some(_) => self.field_order(d),
-            };
+            let mut order = self.export_scratch.pop().unwrap_or_default();
+            match second {
+                None => order.extend(first),
+                Some(_) if !sink.ordered() => self.regular_arcs_into(d, &mut order),
+                Some(_) => self.sorted_arcs_into(d, &mut order),
+            }
             sink.begin_struct(order.len());
             let mut ok = true;
-            for a in order {
+            for &a in &order {
                 let ax = self.v(a);
                 match ax.arc_type {
                     ArcType::Optional => continue,
@@ -237,6 +242,8 @@ impl Runtime {
                 ok &= self.export_to(a, sink, errs, depth + 1);
             }
             sink.end_struct();
+            order.clear();
+            self.export_scratch.push(order);
             return ok;
         }
         let val = self.value_of(d);

@@ -519,6 +519,9 @@ pub struct Runtime {
     pub(crate) within_cache: std::cell::RefCell<WithinCache>,
     /// Buffers for export's field order, reused from struct to struct.
     topo: std::cell::RefCell<toposort::TopoScratch>,
+    /// Lists of arcs that export lends out one per level of nesting and takes back, so that
+    /// writing a struct or a list allocates nothing once the deepest level was reached.
+    export_scratch: Vec<Vec<VId>>,
 }
 
 /// A small direct-mapped cache of `group_within` answers: a closed node asks, for every
@@ -607,6 +610,7 @@ impl Runtime {
             within_memo: Default::default(),
             within_cache: Default::default(),
             topo: Default::default(),
+            export_scratch: Vec::new(),
         }
     }
 

@@ -53,30 +53,47 @@ struct Meta {
 impl Runtime {
     /// The arcs of `v` with regular labels, in the order they were created.
     pub(super) fn regular_arcs(&self, v: VId) -> Vec<VId> {
-        self.v(v)
-            .arcs
-            .iter()
-            .copied()
-            .filter(|&a| self.v(a).label.is_regular())
-            .collect()
+        let mut out = Vec::new();
+        self.regular_arcs_into(v, &mut out);
+        out
+    }
+
+    /// [`Self::regular_arcs`] appended to `out`.
+    pub(super) fn regular_arcs_into(&self, v: VId, out: &mut Vec<VId>) {
+        out.extend(
+            self.v(v)
+                .arcs
+                .iter()
+                .copied()
+                .filter(|&a| self.v(a).label.is_regular()),
+        );
     }
 
     /// The regular arcs of `v` in the order export writes them.
     pub(super) fn sorted_arcs(&self, v: VId) -> Vec<VId> {
+        let mut out = Vec::new();
+        self.sorted_arcs_into(v, &mut out);
+        out
+    }
+
+    /// [`Self::sorted_arcs`] in `out`, which must be empty.
+    pub(super) fn sorted_arcs_into(&self, v: VId, out: &mut Vec<VId>) {
+        debug_assert!(out.is_empty());
         let vx = self.v(v);
-        let regular = self.regular_arcs(v);
-        if regular.len() < 2 || vx.structs.is_empty() {
-            return regular;
+        self.regular_arcs_into(v, out);
+        if out.len() < 2 || vx.structs.is_empty() {
+            return;
         }
         if let Some(lit) = self.sole_literal(v) {
-            if self.in_literal_order(lit, &regular) {
-                return regular;
+            if self.in_literal_order(lit, out) {
+                return;
             }
-            if let Some(order) = self.single_literal_order(lit, &regular) {
-                return order;
+            if let Some(order) = self.single_literal_order(lit, out) {
+                *out = order;
+                return;
             }
         }
-        self.feature_order(v, &regular)
+        *out = self.feature_order(v, out);
     }
 
     /// The order of `regular` when one struct literal `lit`, with plain fields of distinct
