@@ -51,14 +51,7 @@ struct Meta {
 }
 
 impl Runtime {
-    /// The arcs of `v` with regular labels, in the order they were created.
-    pub(super) fn regular_arcs(&self, v: VId) -> Vec<VId> {
-        let mut out = Vec::new();
-        self.regular_arcs_into(v, &mut out);
-        out
-    }
-
-    /// [`Self::regular_arcs`] appended to `out`.
+    /// Appends the arcs of `v` with regular labels to `out`, in the order they were created.
     pub(super) fn regular_arcs_into(&self, v: VId, out: &mut Vec<VId>) {
         out.extend(
             self.v(v)
