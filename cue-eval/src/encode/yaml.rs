@@ -604,7 +604,7 @@ fn timestamp_layout(b: &[u8], sep: Option<u8>) -> bool {
 
 /// What the emitter may do with a scalar's text (the block-context subset; the encoder here
 /// never puts a scalar inside a flow collection).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Analysis {
     multiline: bool,
     block_plain_allowed: bool,
@@ -629,6 +629,42 @@ fn is_break(c: char) -> bool {
 }
 
 fn analyze(value: &str) -> Analysis {
+    if plain_text(value) {
+        return Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: true,
+        };
+    }
+    analyze_chars(value)
+}
+
+/// Whether the analysis of `value` finds nothing to forbid, known from its bytes alone: it
+/// starts with an ASCII letter or digit (no indicator, no `---` or `...`), ends with no space,
+/// and holds printable ASCII but `:` and `#` (the indicators that depend on their neighbours),
+/// so no line break, tab or special character. Most text in documents is such text.
+fn plain_text(value: &str) -> bool {
+    const ALLOWED: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut c = 0x20;
+        while c <= 0x7E {
+            t[c] = c != b':' as usize && c != b'#' as usize;
+            c += 1;
+        }
+        t
+    };
+    let b = value.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            f.is_ascii_alphanumeric() && *l != b' ' && b.iter().all(|&c| ALLOWED[c as usize])
+        }
+        _ => false,
+    }
+}
+
+/// [`analyze`] a character at a time (`yaml_emitter_analyze_scalar`).
+fn analyze_chars(value: &str) -> Analysis {
     if value.is_empty() {
         return Analysis {
             multiline: false,
@@ -795,8 +831,15 @@ impl Emitter<'_> {
         if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
             self.put_break();
         }
-        while self.column < indent {
-            self.put(' ');
+        if self.column < indent {
+            const SPACES: &str = "                                                                ";
+            let mut n = indent - self.column;
+            while n > 0 {
+                let k = n.min(SPACES.len());
+                self.out.push_str(&SPACES[..k]);
+                n -= k;
+            }
+            self.column = indent;
         }
         self.whitespace = true;
     }
@@ -1117,5 +1160,44 @@ impl Emitter<'_> {
             self.write_str(run);
             self.indention = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Text the byte check calls plain gets the analysis a character at a time gives it, on
+    /// strings built from the characters that decide the analysis.
+    #[test]
+    fn plain_text_is_what_the_analysis_finds() {
+        let parts = [
+            "a", "Z", "0", " ", "  ", "-", "---", "...", ":", ": ", "#", " #", "'", "\"", "\n",
+            "\t", "?", "@", "|", "{", "[", ",", "~", "é", "\u{85}", "\u{7f}", "x.y", "_",
+        ];
+        let mut seed = 5u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut plain = 0;
+        for _ in 0..20_000 {
+            let len = next(6) as usize;
+            let s: String = (0..len)
+                .map(|_| parts[next(parts.len() as u64) as usize])
+                .collect();
+            if super::plain_text(&s) {
+                plain += 1;
+                let all = super::Analysis {
+                    multiline: false,
+                    block_plain_allowed: true,
+                    single_quoted_allowed: true,
+                    block_allowed: true,
+                };
+                assert_eq!(super::analyze_chars(&s), all, "{s:?}");
+            }
+            assert_eq!(super::analyze(&s), super::analyze_chars(&s), "{s:?}");
+        }
+        assert!(plain > 1000, "only {plain} plain strings were tried");
     }
 }
