@@ -1220,6 +1220,10 @@ mod tests {
         ] {
             assert!(!plain_word(w), "{w}");
         }
+        // Spaces and colons are not in words.
+        for w in ["A0 aA ", "abcdef ghijk", "abcdef:", "abcdef: x"] {
+            assert!(!plain_word(w), "{w}");
+        }
         for w in [
             "metadata",
             "app.kubernetes.io/name",

@@ -1165,39 +1165,30 @@ impl Emitter<'_> {
 
 #[cfg(test)]
 mod tests {
-    /// Text the byte check calls plain gets the analysis a character at a time gives it, on
-    /// strings built from the characters that decide the analysis.
-    #[test]
-    fn plain_text_is_what_the_analysis_finds() {
-        let parts = [
-            "a", "Z", "0", " ", "  ", "-", "---", "...", ":", ": ", "#", " #", "'", "\"", "\n",
-            "\t", "?", "@", "|", "{", "[", ",", "~", "é", "\u{85}", "\u{7f}", "x.y", "_",
-        ];
-        let mut seed = 5u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
-        let mut plain = 0;
-        for _ in 0..20_000 {
-            let len = next(6) as usize;
-            let s: String = (0..len)
-                .map(|_| parts[next(parts.len() as u64) as usize])
-                .collect();
-            if super::plain_text(&s) {
-                plain += 1;
-                let all = super::Analysis {
-                    multiline: false,
-                    block_plain_allowed: true,
-                    single_quoted_allowed: true,
-                    block_allowed: true,
-                };
-                assert_eq!(super::analyze_chars(&s), all, "{s:?}");
-            }
-            assert_eq!(super::analyze(&s), super::analyze_chars(&s), "{s:?}");
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The analysis is the analysis a character at a time, on strings made of the
+        /// characters that decide it; the ones the byte check calls plain are among them.
+        #[test]
+        fn the_byte_check_agrees_with_the_analysis_by_characters(
+            s in "[aZ0 .:#'\"\n\t?@|{\\[,~é\u{85}\u{7f}_-]{0,8}",
+        ) {
+            prop_assert_eq!(super::analyze(&s), super::analyze_chars(&s));
         }
-        assert!(plain > 1000, "only {plain} plain strings were tried");
+    }
+
+    #[test]
+    fn plain_text_is_text_without_indicators() {
+        for s in ["a", "metadata", "Z0 a.b", "1 2", "x - y", "a_b/c"] {
+            assert!(super::plain_text(s), "{s:?}");
+        }
+        for s in [
+            "", "-a", "a ", " a", "a:", "a: b", "a #b", "a#b", "---", "a\tb", "é", "a\nb",
+        ] {
+            assert!(!super::plain_text(s), "{s:?}");
+        }
     }
 }
