@@ -924,7 +924,8 @@ impl<'a> Compiler<'_, 'a> {
                     }
                 }
                 self.scopes.pop();
-                self.prog.add(Expr::List(ListLit { elems, ellipsis }), span)
+                self.prog
+                    .add(Expr::List(Box::new(ListLit { elems, ellipsis })), span)
             }
             ast::Expr::Paren { expr, .. } => self.expr(expr),
             ast::Expr::Selector { expr, sel, .. } => {
@@ -1096,7 +1097,8 @@ impl<'a> Compiler<'_, 'a> {
         };
         let frags: Vec<Rc<str>> = decoded.split(PH).map(Rc::from).collect();
         let exprs = i.exprs.iter().map(|e| self.expr(e)).collect();
-        self.prog.add(Expr::Interp(frags, exprs, bytes), i.span)
+        self.prog
+            .add(Expr::Interp(Box::new((frags, exprs, bytes))), i.span)
     }
 }
 
@@ -1105,8 +1107,10 @@ fn predeclared(name: &str) -> Option<Expr> {
     let range = |lo: Option<i128>, hi: Option<i128>| {
         Expr::Range(
             Kind::INT,
-            lo.map(|v| Num::parse_literal(&v.to_string()).unwrap().0),
-            hi.map(|v| Num::parse_literal(&v.to_string()).unwrap().0),
+            Box::new((
+                lo.map(|v| Num::parse_literal(&v.to_string()).unwrap().0),
+                hi.map(|v| Num::parse_literal(&v.to_string()).unwrap().0),
+            )),
         )
     };
     Some(match name {
@@ -1135,40 +1139,46 @@ fn predeclared(name: &str) -> Option<Expr> {
         "uint128" => {
             return Some(Expr::Range(
                 Kind::INT,
-                Some(Num::from_i64(0)),
-                Some(
-                    Num::parse_literal("340282366920938463463374607431768211455")
-                        .unwrap()
-                        .0,
-                ),
+                Box::new((
+                    Some(Num::from_i64(0)),
+                    Some(
+                        Num::parse_literal("340282366920938463463374607431768211455")
+                            .unwrap()
+                            .0,
+                    ),
+                )),
             ));
         }
         "rune" => range(Some(0), Some(0x10FFFF)),
         "float32" => Expr::Range(
             Kind::NUMBER,
-            Some(
-                Num::parse_literal("-3.40282346638528859811704183484516925440e+38")
-                    .unwrap()
-                    .0,
-            ),
-            Some(
-                Num::parse_literal("3.40282346638528859811704183484516925440e+38")
-                    .unwrap()
-                    .0,
-            ),
+            Box::new((
+                Some(
+                    Num::parse_literal("-3.40282346638528859811704183484516925440e+38")
+                        .unwrap()
+                        .0,
+                ),
+                Some(
+                    Num::parse_literal("3.40282346638528859811704183484516925440e+38")
+                        .unwrap()
+                        .0,
+                ),
+            )),
         ),
         "float64" => Expr::Range(
             Kind::NUMBER,
-            Some(
-                Num::parse_literal("-1.797693134862315708145274237317043567981e+308")
-                    .unwrap()
-                    .0,
-            ),
-            Some(
-                Num::parse_literal("1.797693134862315708145274237317043567981e+308")
-                    .unwrap()
-                    .0,
-            ),
+            Box::new((
+                Some(
+                    Num::parse_literal("-1.797693134862315708145274237317043567981e+308")
+                        .unwrap()
+                        .0,
+                ),
+                Some(
+                    Num::parse_literal("1.797693134862315708145274237317043567981e+308")
+                        .unwrap()
+                        .0,
+                ),
+            )),
         ),
         "len" => Expr::Builtin(Builtin::Len),
         "close" => Expr::Builtin(Builtin::Close),

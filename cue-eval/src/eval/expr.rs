@@ -830,7 +830,8 @@ impl Runtime {
             Expr::Str(s) => Value::Str(s.clone()),
             Expr::Bytes(b) => Value::Bytes(b.clone()),
             Expr::Basic(k) => Value::Basic(*k),
-            Expr::Range(k, lo, hi) => {
+            Expr::Range(k, range) => {
+                let (lo, hi) = &**range;
                 let mut parts = vec![Value::Basic(*k)];
                 if let Some(l) = lo {
                     parts.push(Value::Bound(
@@ -948,7 +949,8 @@ impl Runtime {
                 let a = self.anon_expr(env, id, span, cur);
                 self.value_of(a)
             }
-            Expr::Interp(frags, exprs, bytes) => {
+            Expr::Interp(interp) => {
+                let (frags, exprs, bytes) = &**interp;
                 self.interpolate(env, frags, exprs, *bytes, cur, span)
             }
             Expr::Error(msg) => {

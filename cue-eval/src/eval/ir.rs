@@ -57,10 +57,11 @@ pub enum Expr {
     Basic(Kind),
     /// A unary bound or validator: `>=x`, `!=x`, `=~x`.
     Bound(UnaryOp, ExprId),
-    /// `uint8` and friends: a kind plus a range.
-    Range(Kind, Option<Num>, Option<Num>),
+    /// `uint8` and friends: a kind plus a range (boxed, as are the other large and rare
+    /// payloads, so that an expression takes 32 bytes).
+    Range(Kind, Box<(Option<Num>, Option<Num>)>),
     Struct(StructId),
-    List(ListLit),
+    List(Box<ListLit>),
     /// A reference to a field of the scope `up` struct levels out.
     FieldRef {
         up: u32,
@@ -100,7 +101,9 @@ pub enum Expr {
     Binary(BinaryOp, ExprId, ExprId),
     /// A disjunction, flattened: `(alternative, is_default)`.
     Disj(Vec<(ExprId, bool)>),
-    Interp(Vec<Rc<str>>, Vec<ExprId>, bool),
+    /// An interpolation: its literal fragments, the expressions between them, and whether it
+    /// makes bytes.
+    Interp(Box<(Vec<Rc<str>>, Vec<ExprId>, bool)>),
     /// An error found at compile time (unresolved reference, bad literal).
     Error(Rc<str>),
     /// The value of a deferred top-level field of an imported file, not compiled yet: the

@@ -783,4 +783,12 @@ mod size_tests {
     fn vertex_stays_small() {
         assert!(std::mem::size_of::<Vertex>() <= 128);
     }
+
+    /// The compiled program holds one expression per value written (a field's literal in
+    /// concrete data), each behind its own `Rc`: the rare large payloads are boxed so that an
+    /// expression takes 32 bytes.
+    #[test]
+    fn expression_stays_small() {
+        assert_eq!(std::mem::size_of::<ir::Expr>(), 32);
+    }
 }
