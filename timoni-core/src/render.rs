@@ -589,89 +589,41 @@ fn fold_into(
         s.chars().count()
     };
     let last = len.saturating_sub(1);
-    let quotes = style == Style::Single && s.contains('\'');
-    if matches!(style, Style::Plain | Style::Single)
-        && !quotes
-        && s.is_ascii()
-        && !char_walk_forced()
-    {
-        // The same walk from space to space, each byte one column: the text between two
-        // folds is written at once.
+    if matches!(style, Style::Plain | Style::Single) && s.is_ascii() && !char_walk_forced() {
+        // The same walk from space to space, each byte one column (a single quote of a
+        // single-quoted scalar two, written doubled): the text between two folds is written
+        // at once.
+        let doubled = style == Style::Single;
         let b = s.as_bytes();
         let mut written = 0;
         let mut from = 0;
+        // The quotes in `b[written..from]`, each one more column.
+        let mut quotes = 0;
         while let Some(k) = b[from..].iter().position(|&c| c == b' ') {
             let p = from + k;
+            if doubled {
+                quotes += b[from..p].iter().filter(|&&c| c == b'\'').count();
+            }
             from = p + 1;
             let next_space = b.get(p + 1) == Some(&b' ');
             let fold = allow_breaks
                 && !(p > 0 && b[p - 1] == b' ')
-                && column + (p - written) > BEST_WIDTH
+                && column + (p - written) + quotes > BEST_WIDTH
                 && match style {
                     Style::Plain => !next_space,
                     _ => p > 0 && p < last && !next_space,
                 };
             if fold {
-                out.push_str(&s[written..p]);
+                push_run(out, &s[written..p], doubled);
                 out.push('\n');
                 pad(out, indent);
                 column = indent;
                 written = p + 1;
+                quotes = 0;
             }
         }
-        out.push_str(&s[written..]);
-        if style == Style::Single {
-            out.push('\'');
-        }
-        return;
-    }
-    if matches!(style, Style::Plain | Style::Single) && s.is_ascii() && !char_walk_forced() {
-        // The same walk a word at a time: only spaces and single quotes are looked at.
-        let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == b' ' {
-                let next_space = b.get(i + 1) == Some(&b' ');
-                let fold = allow_breaks
-                    && !spaces
-                    && column > BEST_WIDTH
-                    && match style {
-                        Style::Plain => !next_space,
-                        _ => i > 0 && i < last && !next_space,
-                    };
-                if fold {
-                    out.push('\n');
-                    pad(out, indent);
-                    column = indent;
-                } else {
-                    out.push(' ');
-                    column += 1;
-                }
-                spaces = true;
-                i += 1;
-                continue;
-            }
-            let end = b[i..]
-                .iter()
-                .position(|&c| c == b' ')
-                .map_or(b.len(), |k| i + k);
-            let word = &s[i..end];
-            if style == Style::Single && word.contains('\'') {
-                for c in word.chars() {
-                    if c == '\'' {
-                        out.push('\'');
-                        column += 1;
-                    }
-                    out.push(c);
-                }
-            } else {
-                out.push_str(word);
-            }
-            column += word.len();
-            spaces = false;
-            i = end;
-        }
-        if style == Style::Single {
+        push_run(out, &s[written..], doubled);
+        if doubled {
             out.push('\'');
         }
         return;
@@ -722,6 +674,20 @@ fn fold_into(
         Style::Single => out.push('\''),
         Style::Double => out.push('"'),
         _ => {}
+    }
+}
+
+/// Appends `run`, its single quotes doubled when `doubled` (inside a single-quoted scalar).
+fn push_run(out: &mut String, run: &str, doubled: bool) {
+    if !doubled {
+        out.push_str(run);
+        return;
+    }
+    for (i, part) in run.split('\'').enumerate() {
+        if i > 0 {
+            out.push_str("''");
+        }
+        out.push_str(part);
     }
 }
 
