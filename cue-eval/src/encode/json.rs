@@ -289,23 +289,8 @@ fn write_compact(out: &mut String, d: &Data) {
 }
 
 fn newline(out: &mut String, depth: usize) {
-    /// A newline and enough indentation for most depths in one copy (generated schemas nest
-    /// thirty levels deep and more).
-    const SPACES: &str = concat!(
-        "\n",
-        "                                                                ",
-        "                                                                ",
-        "                                                                ",
-        "                                                                ",
-    );
-    let mut want = 1 + depth * INDENT.len();
-    let mut from = 0;
-    while want > SPACES.len() - from {
-        out.push_str(&SPACES[from..]);
-        want -= SPACES.len() - from;
-        from = 1;
-    }
-    out.push_str(&SPACES[from..from + want]);
+    out.push('\n');
+    super::push_spaces(out, depth * INDENT.len());
 }
 
 fn write_scalar(out: &mut String, d: &Data, escape_html: bool) {

@@ -129,6 +129,23 @@ impl Field {
 const BASE64_ALPHABET: &[u8; 64] =
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// Appends `n` spaces, copied from a string of them (the writers' indentation: generated
+/// schemas nest thirty levels deep and more).
+pub(crate) fn push_spaces(out: &mut String, n: usize) {
+    const SPACES: &str = concat!(
+        "                                                                ",
+        "                                                                ",
+        "                                                                ",
+        "                                                                ",
+    );
+    let mut n = n;
+    while n > SPACES.len() {
+        out.push_str(SPACES);
+        n -= SPACES.len();
+    }
+    out.push_str(&SPACES[..n]);
+}
+
 /// Appends the standard (padded) base64 encoding of `bytes` to `out`, as Go's
 /// `base64.StdEncoding` does.
 pub(crate) fn push_base64(out: &mut String, bytes: &[u8]) {

@@ -832,13 +832,7 @@ impl Emitter<'_> {
             self.put_break();
         }
         if self.column < indent {
-            const SPACES: &str = "                                                                ";
-            let mut n = indent - self.column;
-            while n > 0 {
-                let k = n.min(SPACES.len());
-                self.out.push_str(&SPACES[..k]);
-                n -= k;
-            }
+            super::push_spaces(self.out, indent - self.column);
             self.column = indent;
         }
         self.whitespace = true;
