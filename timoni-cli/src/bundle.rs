@@ -132,15 +132,15 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
     let clusters = runtime_values(&settings.connector(), &req).map_err(fail)?;
-    let (_cluster, _bundle, built) = bundle::build_bundle_for(
-        &req,
-        clusters,
-        &args.package,
-        concurrency,
-        Some(fetcher.as_ref()),
-    )
-    .map_err(fail)?;
     if let Some(dir) = &args.output_dir {
+        let (_cluster, _bundle, built) = bundle::build_bundle_for(
+            &req,
+            clusters,
+            &args.package,
+            concurrency,
+            Some(fetcher.as_ref()),
+        )
+        .map_err(fail)?;
         for inst in built {
             let name = inst.name.clone();
             let mut objects = inst.into_objects();
@@ -161,23 +161,46 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // Each instance's section as it is rendered: `---`, `# Instance: NAME`, `---`, then its
-    // objects between `---` lines; an empty line between sections.
+    // Each instance is rendered on the thread that built it, and only its text is kept until
+    // every instance is built: nothing is printed when one fails, as in Timoni.
+    let mask_secrets = args.mask_secrets;
+    let (_cluster, _bundle, sections) = bundle::build_bundle_each(
+        &req,
+        clusters,
+        &args.package,
+        concurrency,
+        Some(fetcher.as_ref()),
+        &|inst| instance_section(inst, mask_secrets),
+    )
+    .map_err(fail)?;
+    // Each instance's section: `---`, `# Instance: NAME`, `---`, then its objects between
+    // `---` lines; an empty line between sections.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for (i, inst) in built.into_iter().enumerate() {
-        let sep = if i == 0 { "" } else { "\n" };
-        write!(out, "{sep}---\n# Instance: {}\n---\n", inst.name)?;
-        let mut objects = inst.into_objects();
-        render::sort_for_apply(&mut objects);
-        if args.mask_secrets {
-            objects = objects.iter().map(render::mask_secret).collect();
+    for (i, section) in sections.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
         }
-        render::write_objects_yaml_between(&mut out, &objects)?;
-        // The process ends after the last section: freeing the objects would only cost time.
-        std::mem::forget(objects);
+        out.write_all(section.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// An instance's section of `bundle build`'s output, without the empty line between sections.
+fn instance_section(
+    inst: timoni_core::instance::BuiltInstance,
+    mask_secrets: bool,
+) -> std::io::Result<Vec<u8>> {
+    let mut text = format!("---\n# Instance: {}\n---\n", inst.name).into_bytes();
+    let mut objects = inst.into_objects();
+    render::sort_for_apply(&mut objects);
+    if mask_secrets {
+        objects = objects.iter().map(render::mask_secret).collect();
+    }
+    render::write_objects_yaml_between(&mut text, &objects)?;
+    // Kept until every instance is built: without the room the writes left.
+    text.shrink_to_fit();
+    Ok(text)
 }
 
 fn vet(args: VetArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Result<ExitCode> {

@@ -10,13 +10,15 @@ fn bundles() -> PathBuf {
 }
 
 fn run(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> String {
+    // Errors in the module name its files by their absolute paths.
+    let testdata = bundles().parent().unwrap().to_path_buf();
     common::run_timoni(
         &bundles(),
         args,
         stdin,
         &["TIMONI_KUBE_VERSION", "DOMAIN"],
         env,
-        None,
+        Some(&testdata),
     )
 }
 
@@ -153,6 +155,8 @@ fn bundle_errors_are_one_clear_message() {
             ],
             &[("PORT", "s3cr3t")],
         ),
+        // One instance of two fails: nothing is printed, as in Timoni.
+        (&["bundle", "build", "-f", "bad-instance.cue"], &[]),
         (
             &["bundle", "build", "-f", "demo.cue", "-r", "runtime.cue"],
             &[],

@@ -342,6 +342,21 @@ pub fn build_all_sharing(
     fetcher: Option<&dyn ModuleFetch>,
     cache: &Arc<ParseCache>,
 ) -> Result<Vec<BuiltInstance>> {
+    build_all_each(bundle, package, concurrency, fetcher, cache, &|built| built)
+}
+
+/// [`build_all_sharing`], handing each built instance to `each` on the thread that built it,
+/// and returning what `each` made of them in declaration order. What `each` drops, such as
+/// the objects of an instance once rendered, is freed while the other instances build, so
+/// the run holds only what `each` returns.
+pub fn build_all_each<T: Send>(
+    bundle: &Bundle,
+    package: &str,
+    concurrency: usize,
+    fetcher: Option<&dyn ModuleFetch>,
+    cache: &Arc<ParseCache>,
+    each: &(dyn Fn(BuiltInstance) -> T + Sync),
+) -> Result<Vec<T>> {
     let mut sources: BTreeMap<(String, String, Option<String>), instance::ModuleSource> =
         BTreeMap::new();
     for bi in &bundle.instances {
@@ -379,7 +394,7 @@ pub fn build_all_sharing(
         .num_threads(concurrency.max(1))
         .build()
         .map_err(|e| Error::Bundle(format!("starting the build threads: {e}")))?;
-    let results: Vec<Result<BuiltInstance>> = pool.install(|| {
+    let results: Vec<Result<T>> = pool.install(|| {
         bundle
             .instances
             .par_iter()
@@ -406,9 +421,11 @@ pub fn build_all_sharing(
                             .map_or(DEVEL_VERSION, |f| f.version.as_str())
                     }
                 };
-                THREAD_SHARE.with_borrow_mut(|share| {
-                    build_instance_at(bi, dir, version, package, cache, share)
-                })
+                THREAD_SHARE
+                    .with_borrow_mut(|share| {
+                        build_instance_at(bi, dir, version, package, cache, share)
+                    })
+                    .map(each)
             })
             .collect()
     });
@@ -558,11 +575,24 @@ pub fn build_bundle_with(
 /// `bundle build` for clusters whose runtime values are already read (see [`vet_bundle_for`]).
 pub fn build_bundle_for(
     req: &BundleRequest,
-    mut clusters: Vec<(runtime::Cluster, BTreeMap<String, String>)>,
+    clusters: Vec<(runtime::Cluster, BTreeMap<String, String>)>,
     package: &str,
     concurrency: usize,
     fetcher: Option<&dyn ModuleFetch>,
 ) -> Result<(runtime::Cluster, Bundle, Vec<BuiltInstance>)> {
+    build_bundle_each(req, clusters, package, concurrency, fetcher, &|built| built)
+}
+
+/// [`build_bundle_for`], handing each built instance to `each` on its build thread (see
+/// [`build_all_each`]): `bundle build` renders an instance there and keeps only its text.
+pub fn build_bundle_each<T: Send>(
+    req: &BundleRequest,
+    mut clusters: Vec<(runtime::Cluster, BTreeMap<String, String>)>,
+    package: &str,
+    concurrency: usize,
+    fetcher: Option<&dyn ModuleFetch>,
+    each: &(dyn Fn(BuiltInstance) -> T + Sync),
+) -> Result<(runtime::Cluster, Bundle, Vec<T>)> {
     if clusters.len() > 1 {
         return Err(Error::Bundle(
             "you must select a cluster with --runtime-cluster".into(),
@@ -574,7 +604,9 @@ pub fn build_bundle_for(
         workdir: req.workdir.clone(),
     };
     let bundle = load_bundle(&req.files, &opts)?;
-    let built = build_all_with(&bundle, package, concurrency, fetcher)?;
+    // One cache for the run, as in `build_all_with`.
+    let cache = Arc::new(ParseCache::new());
+    let built = build_all_each(&bundle, package, concurrency, fetcher, &cache, each)?;
     Ok((cluster, bundle, built))
 }
 
@@ -658,6 +690,35 @@ mod tests {
         }
         text.push_str("}}\n");
         load_bundle(&[src("bundle.cue", &text)], &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn each_instance_is_handed_over_on_its_build_thread_in_declaration_order() {
+        let parent = tempfile::tempdir().unwrap();
+        let (dir, _) = crate::blueprint::init("app", parent.path()).unwrap();
+        let bundle = bundle_of(&dir, 5);
+        let cache = Arc::new(ParseCache::new());
+        let whole = build_all_sharing(&bundle, "main", 2, None, &cache).unwrap();
+        let main_thread = std::thread::current().id();
+        let each = build_all_each(&bundle, "main", 2, None, &cache, &|built| {
+            (
+                built.name.clone(),
+                built.into_objects(),
+                std::thread::current().id() != main_thread,
+            )
+        })
+        .unwrap();
+        let names: Vec<_> = each.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(names, ["app0", "app1", "app2", "app3", "app4"]);
+        assert!(each.iter().all(|(_, _, on_pool)| *on_pool));
+        for (built, (_, objects, _)) in whole.into_iter().zip(each) {
+            assert_eq!(built.into_objects(), objects);
+        }
+        // An instance that fails fails the run, whatever `each` makes of the others.
+        let mut broken = bundle_of(&dir, 3);
+        broken.instances[1].module_dir = Some(parent.path().join("missing"));
+        let err = build_all_each(&broken, "main", 2, None, &cache, &|b| b.name).unwrap_err();
+        assert!(err.to_string().contains("app1"), "{err}");
     }
 
     #[test]
