@@ -232,7 +232,7 @@ pub fn data_expr(d: &Data, span: Span) -> Expr {
                         constraint: ast::Constraint::Regular,
                         postfix_alias: None,
                         value: data_expr(&f.value, span),
-                        attrs: Vec::new(),
+                        attrs: thin_vec::ThinVec::new(),
                     }))
                 })
                 .collect(),

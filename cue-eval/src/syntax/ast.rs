@@ -165,7 +165,7 @@ pub struct Field {
     /// A postfix alias `~X` or `~(K,V)` after the label (the `aliasv2` experiment).
     pub postfix_alias: Option<Box<PostfixAlias>>,
     pub value: Expr,
-    pub attrs: Vec<Attribute>,
+    pub attrs: thin_vec::ThinVec<Attribute>,
 }
 
 /// `~X` (binds the field) or `~(K,V)` (binds the label and the value) after a label.
@@ -221,7 +221,9 @@ impl Label {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ident {
     pub span: Span,
-    pub name: Box<str>,
+    /// Held in place up to 24 bytes, as nearly every name is: a parse allocates nothing for
+    /// it, and dropping the tree frees nothing.
+    pub name: compact_str::CompactString,
 }
 
 /// `@name(body)`. `text` is the whole attribute as written, including `@` and the parentheses.
@@ -291,10 +293,11 @@ pub enum FallbackKeyword {
 /// One clause of a comprehension.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Clause {
-    /// `for key, value in source` (`key` is absent in `for value in source`).
+    /// `for key, value in source` (`key` is absent in `for value in source`; boxed, so that
+    /// a clause stays small).
     For {
         span: Span,
-        key: Option<Ident>,
+        key: Option<Box<Ident>>,
         value: Ident,
         source: Box<Expr>,
     },
@@ -375,7 +378,9 @@ pub enum LitKind {
 pub struct BasicLit {
     pub span: Span,
     pub kind: LitKind,
-    pub raw: Box<str>,
+    /// Held in place up to 24 bytes (numbers, keywords, short strings and quoted labels), on
+    /// the heap beyond.
+    pub raw: compact_str::CompactString,
 }
 
 /// A string with `\(expr)` interpolations. `fragments` are the raw text pieces around the
@@ -576,10 +581,10 @@ pub enum Expr {
         span: Span,
         expr: Box<Expr>,
     },
-    /// `X=expr`
+    /// `X=expr` (the name boxed: aliases are rare, and the other variants are smaller).
     Alias {
         span: Span,
-        ident: Ident,
+        ident: Box<Ident>,
         expr: Box<Expr>,
     },
     /// An expression that failed to parse; its error is in the error list.

@@ -307,7 +307,7 @@ fn normal_literal(l: &BasicLit) -> String {
         // an `E` before its end (`0xFF5E10`); none of this changes the value.
         LitKind::Int => {
             let raw = match l.raw.find('E') {
-                Some(p) if p + 1 < l.raw.len() => l.raw.to_ascii_lowercase(),
+                Some(p) if p + 1 < l.raw.len() => l.raw.as_str().to_ascii_lowercase(),
                 _ => l.raw.to_string(),
             };
             let b = raw.as_bytes();

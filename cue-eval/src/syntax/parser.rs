@@ -461,7 +461,7 @@ impl Ctx {
     ) -> (Option<Ident>, Label, Constraint) {
         let span = e.span();
         let (alias, e) = match e {
-            Expr::Alias { ident, expr, .. } => (Some(ident), *expr),
+            Expr::Alias { ident, expr, .. } => (Some(*ident), *expr),
             e => (None, e),
         };
         let (constraint, e) = match e {

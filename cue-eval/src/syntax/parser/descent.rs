@@ -19,6 +19,7 @@
 use crate::ast::*;
 use crate::lexer::{Spanned, Tok};
 use crate::stack::guard;
+use thin_vec::ThinVec;
 
 use super::Ctx;
 
@@ -331,7 +332,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
     }
 
     /// Rule `FieldValue`: an expression and its attributes, or the next field of `a: b: c`.
-    fn field_value(&mut self) -> Res<(Expr, Vec<Attribute>)> {
+    fn field_value(&mut self) -> Res<(Expr, ThinVec<Attribute>)> {
         let Some(tok) = self.tok() else {
             return Err(Bail);
         };
@@ -354,7 +355,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                     self.field_rest(l, head)?
                 }
                 _ => {
-                    let mut attrs = Vec::new();
+                    let mut attrs = ThinVec::new();
                     while let Some(Tok::Attr(_)) = self.tok() {
                         if self.ctx.field_attrs {
                             attrs.push(self.attribute());
@@ -373,7 +374,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                 braces: false,
                 decls: vec![Decl::Field(field)],
             }),
-            Vec::new(),
+            ThinVec::new(),
         ))
     }
 
@@ -499,7 +500,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
                 let first = self.bind_ident()?;
                 let (key, value) = if let Some(Tok::Comma(_)) = self.tok() {
                     self.bump();
-                    (Some(first), self.bind_ident()?)
+                    (Some(Box::new(first)), self.bind_ident()?)
                 } else {
                     (None, first)
                 };
@@ -561,7 +562,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
             let expr = Box::new(self.expr()?);
             return Ok(Expr::Alias {
                 span: self.span(l),
-                ident,
+                ident: Box::new(ident),
                 expr,
             });
         }
