@@ -189,7 +189,12 @@ impl Program {
             .unwrap_or(self.spans[id as usize])
     }
     pub fn add(&mut self, e: Expr, span: Span) -> ExprId {
-        self.exprs.push(Rc::new(e));
+        self.add_shared(Rc::new(e), span)
+    }
+    /// [`Program::add`] for an expression that other ids share (an expression is never
+    /// changed in place: an id is given another one, as [`compile_lazy`] does).
+    pub fn add_shared(&mut self, e: Rc<Expr>, span: Span) -> ExprId {
+        self.exprs.push(e);
         self.spans.push(span);
         (self.exprs.len() - 1) as ExprId
     }
@@ -258,6 +263,7 @@ pub fn compile_package_deferred(
             scopes: Vec::new(),
             explicit_open: file_has_experiment(f, "explicitopen"),
             aliasv2: file_has_experiment(f, "aliasv2"),
+            literals: Default::default(),
         };
         // The file scope: this file's imports, lets and aliases, then the package's fields.
         let mut names = HashMap::default();
@@ -350,6 +356,7 @@ pub fn compile_lazy(prog: &mut Program, id: ExprId, parsed: &ParsedLazy) {
                 }],
                 explicit_open: sc.explicit_open,
                 aliasv2: sc.aliasv2,
+                literals: Default::default(),
             };
             let value = c.value_with_alias(&f.value);
             prog.errors.truncate(errors);
@@ -432,6 +439,9 @@ struct Compiler<'p, 'a> {
     explicit_open: bool,
     /// The file enables the `aliasv2` experiment (`self`).
     aliasv2: bool,
+    /// The first expression compiled from each literal's text in this file: a literal written
+    /// again shares its expression (concrete data repeats a few: `"string"`, `"object"`, `0`).
+    literals: rustc_hash::FxHashMap<&'a str, ExprId>,
 }
 
 /// Whether a file carries `@experiment(name)` (possibly among other experiments).
@@ -1045,6 +1055,11 @@ impl<'a> Compiler<'_, 'a> {
 
     fn lit(&mut self, l: &'a ast::BasicLit) -> ExprId {
         let span = l.span;
+        // The same text is the same literal: its kind follows from its spelling.
+        if let Some(&first) = self.literals.get(l.raw.as_str()) {
+            let e = self.prog.expr_rc(first);
+            return self.prog.add_shared(e, span);
+        }
         let e = match l.kind {
             ast::LitKind::Null => Expr::Null,
             ast::LitKind::True => Expr::Bool(true),
@@ -1062,7 +1077,9 @@ impl<'a> Compiler<'_, 'a> {
                 Err(e) => return self.err(span, e.message),
             },
         };
-        self.prog.add(e, span)
+        let id = self.prog.add(e, span);
+        self.literals.insert(l.raw.as_str(), id);
+        id
     }
 
     /// Decodes the fragments of an interpolation by joining them around placeholders into one
@@ -1221,5 +1238,41 @@ fn postfix_value_aliases(f: &ast::Field, names: &mut HashMap<Rc<str>, Binding>) 
         && &*k.name != "_"
     {
         names.insert(Rc::from(&*k.name), Binding::LabelAlias);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Concrete data repeats a few literals; each text is compiled once per file and its
+    /// expression shared, while every use keeps its own id and position.
+    #[test]
+    fn a_literal_written_again_shares_its_expression() {
+        let src = "a: \"x\"\nb: {c: \"x\", d: 0, e: \"y\"}\nf: [\"x\", 0, \"\\u0078\"]\n";
+        let (file, errs) = crate::parse(ast::FileId(0), src);
+        assert!(errs.is_empty(), "{errs:?}");
+        let mut prog = Program::default();
+        compile_package(&mut prog, &[&file]);
+        let ids = |want: &dyn Fn(&Expr) -> bool| -> Vec<usize> {
+            (0..prog.exprs.len())
+                .filter(|&i| want(&prog.exprs[i]))
+                .collect()
+        };
+        let xs = ids(&|e| matches!(e, Expr::Str(s) if &**s == "x"));
+        // `"\u0078"` is also "x", but another text: it is compiled on its own.
+        assert_eq!(xs.len(), 4, "{xs:?}");
+        let shared = |of: &[usize]| {
+            of.iter()
+                .filter(|&&i| Rc::ptr_eq(&prog.exprs[i], &prog.exprs[of[0]]))
+                .count()
+        };
+        assert_eq!(shared(&xs), 3);
+        let spans: std::collections::BTreeSet<_> =
+            xs.iter().map(|&i| prog.spans[i].start).collect();
+        assert_eq!(spans.len(), 4, "every use has its own position");
+        let zeros = ids(&|e| matches!(e, Expr::Num(..)));
+        assert_eq!((zeros.len(), shared(&zeros)), (2, 2));
+        assert_eq!(ids(&|e| matches!(e, Expr::Str(s) if &**s == "y")).len(), 1);
     }
 }
