@@ -132,65 +132,77 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
         .verify
         .module_fetcher(settings.fetcher(args.creds.get(), true))?;
     let clusters = runtime_values(&settings.connector(), &req).map_err(fail)?;
-    if let Some(dir) = &args.output_dir {
-        let (_cluster, _bundle, built) = bundle::build_bundle_for(
-            &req,
-            clusters,
-            &args.package,
-            concurrency,
-            Some(fetcher.as_ref()),
-        )
-        .map_err(fail)?;
-        for inst in built {
-            let name = inst.name.clone();
-            let mut objects = inst.into_objects();
-            render::sort_for_apply(&mut objects);
-            let with_ns = render::spans_namespaces(&objects);
-            let sub = dir.join(&name);
-            std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
-            for o in &objects {
-                let path = sub.join(render::resource_file_name(o, with_ns));
-                std::fs::write(&path, render::object_yaml(o))
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            crate::output::info(format!(
-                "exported {} resources to {}",
-                objects.len(),
-                sub.display()
-            ));
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    // Each instance is rendered on the thread that built it, and only its text is kept until
-    // every instance is built: nothing is printed when one fails, as in Timoni.
-    let mask_secrets = args.mask_secrets;
-    let (_cluster, _bundle, sections) = bundle::build_bundle_each(
+    // Each instance is written out (with `--output-dir`) or rendered on the thread that built
+    // it, and only what is reported is kept until every instance is built, as in Timoni: the
+    // files of the instances built before a failing one are left, and nothing is printed.
+    let (output_dir, mask_secrets) = (args.output_dir.as_deref(), args.mask_secrets);
+    let (_cluster, _bundle, outputs) = bundle::build_bundle_each(
         &req,
         clusters,
         &args.package,
         concurrency,
         Some(fetcher.as_ref()),
-        &|inst| instance_section(inst, mask_secrets),
+        &|inst| match output_dir {
+            Some(dir) => write_instance_files(inst, dir).map(Output::Written),
+            None => instance_section(inst, mask_secrets).map(Output::Section),
+        },
     )
     .map_err(fail)?;
+    let outputs = outputs.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
     // Each instance's section: `---`, `# Instance: NAME`, `---`, then its objects between
     // `---` lines; an empty line between sections.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for (i, section) in sections.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b"\n")?;
+    for (i, output) in outputs.iter().enumerate() {
+        match output {
+            Output::Written(message) => crate::output::info(message),
+            Output::Section(section) => {
+                if i > 0 {
+                    out.write_all(b"\n")?;
+                }
+                out.write_all(section)?;
+            }
         }
-        out.write_all(section.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `bundle build` keeps of an instance until every instance is built.
+enum Output {
+    /// The report of its files written with `--output-dir`.
+    Written(String),
+    /// Its section of the output.
+    Section(Vec<u8>),
+}
+
+/// Writes an instance's objects with `--output-dir`, one file per object in a directory named
+/// after the instance, and returns the line that reports them.
+fn write_instance_files(
+    inst: timoni_core::instance::BuiltInstance,
+    dir: &std::path::Path,
+) -> anyhow::Result<String> {
+    let sub = dir.join(&inst.name);
+    let mut objects = inst.into_objects();
+    render::sort_for_apply(&mut objects);
+    let with_ns = render::spans_namespaces(&objects);
+    std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
+    for o in &objects {
+        let path = sub.join(render::resource_file_name(o, with_ns));
+        std::fs::write(&path, render::object_yaml(o))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(format!(
+        "exported {} resources to {}",
+        objects.len(),
+        sub.display()
+    ))
 }
 
 /// An instance's section of `bundle build`'s output, without the empty line between sections.
 fn instance_section(
     inst: timoni_core::instance::BuiltInstance,
     mask_secrets: bool,
-) -> std::io::Result<Vec<u8>> {
+) -> anyhow::Result<Vec<u8>> {
     let mut text = format!("---\n# Instance: {}\n---\n", inst.name).into_bytes();
     let mut objects = inst.into_objects();
     render::sort_for_apply(&mut objects);

@@ -96,6 +96,34 @@ fn bundle_build_writes_one_file_per_object_with_output_dir() {
     assert!(secret.contains("password: hunter2"), "{secret}");
 }
 
+/// As in Timoni, each instance's files are written as soon as it is built: when one fails,
+/// the others' files are there, and no instance is reported.
+#[test]
+fn bundle_build_output_dir_keeps_the_instances_built_before_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let text = run(
+        &[
+            "bundle",
+            "build",
+            "-f",
+            "bad-instance.cue",
+            "--output-dir",
+            out,
+        ],
+        &[],
+        None,
+    );
+    assert!(text.contains("exit: 1"), "{text}");
+    assert!(text.contains("build failed for backend"), "{text}");
+    assert!(!text.contains("exported"), "{text}");
+    let files: Vec<String> = walk(dir.path())
+        .iter()
+        .map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string())
+        .collect();
+    assert_eq!(files, ["frontend/v1_configmap_frontend-client.yaml"]);
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap() {
