@@ -661,14 +661,14 @@ fn a_service_account_cannot_escape_its_namespace_and_orphaned_projects_leave_the
             .starts_with("timoni.")
     }));
     // The ownership check of the bundle fails before any instance apply starts, so the
-    // result Event (not an instance one) carries the reason.
-    let failed = c.events("tenant", "ReconciliationFailed");
-    assert!(
-        failed
+    // result Event (not an instance one) carries the reason. It is recorded after the
+    // status is written: it is waited for.
+    wait_for("the Forbidden result event", || {
+        c.events("tenant", "ReconciliationFailed")
             .iter()
-            .any(|e| e.note.as_deref().unwrap_or("").starts_with("Forbidden: ")),
-        "{failed:?}"
-    );
+            .any(|e| e.note.as_deref().unwrap_or("").starts_with("Forbidden: "))
+            .then_some(())
+    });
 
     // This replica leads (it reconciled), holds the Lease and is ready.
     let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
