@@ -225,7 +225,7 @@ pub fn data_expr(d: &Data, span: Span) -> Expr {
                 .map(|f| {
                     let mut raw = String::new();
                     decode::write_cue_string(&mut raw, &f.name);
-                    ast::Decl::Field(Box::new(ast::Field {
+                    ast::Decl::Field(ast::Field {
                         span,
                         alias: None,
                         label: ast::Label::String(Box::new(lit(LitKind::String, raw))),
@@ -233,7 +233,7 @@ pub fn data_expr(d: &Data, span: Span) -> Expr {
                         postfix_alias: None,
                         value: data_expr(&f.value, span),
                         attrs: thin_vec::ThinVec::new(),
-                    }))
+                    })
                 })
                 .collect(),
         }),

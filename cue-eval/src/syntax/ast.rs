@@ -97,13 +97,14 @@ pub struct Comment {
 
 /// A declaration inside a struct (or at file level).
 ///
-/// Every variant's payload is boxed, so that a declaration takes 16 bytes in the list of its
-/// struct: files of concrete data hold one per field.
+/// A field is held in place: most declarations are fields (files of concrete data hold one per
+/// value), and a struct's list holds them without an allocation each. The other variants'
+/// payloads are boxed, so that they take no more room than a field.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decl {
     Package(Box<Package>),
     Import(Box<ImportDecl>),
-    Field(Box<Field>),
+    Field(Field),
     /// An embedded expression (`#Def`, `{...}`, `X=expr`, ...).
     Embed(Box<Expr>),
     Comprehension(Box<Comprehension>),
@@ -635,8 +636,9 @@ mod tests {
             "Field is {} bytes",
             size_of::<Field>()
         );
-        // A struct's list holds one declaration per field: every payload is boxed.
-        assert_eq!(size_of::<Decl>(), 16, "Decl");
+        // A struct's list holds its fields in place; every other payload is boxed, so that a
+        // declaration takes no more room than a field.
+        assert_eq!(size_of::<Decl>(), size_of::<Field>(), "Decl");
         for (name, size) in [
             ("Clause", size_of::<Clause>()),
             ("ListElem", size_of::<ListElem>()),

@@ -666,7 +666,7 @@ mod range_tests {
         decls
             .iter()
             .filter_map(|d| match d {
-                ast::Decl::Field(f) => Some(&**f),
+                ast::Decl::Field(f) => Some(f),
                 _ => None,
             })
             .collect()

@@ -295,7 +295,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
     }
 
     /// A field whose label is a keyword (`LabelHead` through `KeywordLabel`, `"?"` optional).
-    fn keyword_field(&mut self, name: &'static str) -> Res<Box<Field>> {
+    fn keyword_field(&mut self, name: &'static str) -> Res<Field> {
         let l = self.start();
         let ident = self.keyword_ident(name);
         let constraint = if self.tok() == Some(Tok::Question) {
@@ -312,7 +312,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
         &mut self,
         l: usize,
         (alias, label, constraint): (Option<Ident>, Label, Constraint),
-    ) -> Res<Box<Field>> {
+    ) -> Res<Field> {
         let postfix_alias = if self.tok() == Some(Tok::Tilde) {
             Some(Box::new(self.postfix_alias()?))
         } else {
@@ -320,7 +320,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
         };
         self.expect(Tok::Colon)?;
         let (value, attrs) = guard(|| self.field_value())?;
-        Ok(Box::new(Field {
+        Ok(Field {
             span: self.span(l),
             alias: alias.map(Box::new),
             label,
@@ -328,7 +328,7 @@ impl<'s, 'c, I: Iterator<Item = Spanned<'s>>> Descent<'s, 'c, I> {
             postfix_alias,
             value,
             attrs,
-        }))
+        })
     }
 
     /// Rule `FieldValue`: an expression and its attributes, or the next field of `a: b: c`.
