@@ -268,6 +268,19 @@ impl Runtime {
         if g == r {
             return true;
         }
+        if self.extra_parents.is_empty()
+            && self.group_marks.is_empty()
+            && self.groups[r as usize].closed
+        {
+            // No group has other parents and none was closed after its creation: a closed `r`
+            // is one of the closed groups of the chain, if it is on it (a parent is older than
+            // its children, so its number is smaller).
+            let mut x = self.groups[g as usize].closed_up;
+            while x > r {
+                x = self.groups[self.groups[x as usize].parent as usize].closed_up;
+            }
+            return x == r;
+        }
         if let Some(known) = self.within_cache.borrow().get(g, r) {
             return known;
         }
@@ -336,6 +349,22 @@ impl Runtime {
     /// Records the closed groups a struct literal of `group` makes active at `v`.
     pub(super) fn register_requirements(&mut self, v: VId, group: u32) {
         if self.group_marks.is_empty() && !self.groups[group as usize].closed_chain {
+            return;
+        }
+        if self.group_marks.is_empty() {
+            // No group is marked open or reclosed: only the closed groups of the chain count.
+            let mut g = self.groups[group as usize].closed_up;
+            while g != 0 {
+                let gr = &self.groups[g as usize];
+                let parent = gr.parent;
+                if gr.recursive || gr.origin == v {
+                    let vx = self.vertices.get_mut(v);
+                    if !vx.closed_groups.contains(&g) {
+                        push_tight(&mut vx.closed_groups, g);
+                    }
+                }
+                g = self.groups[parent as usize].closed_up;
+            }
             return;
         }
         let mut g = group;

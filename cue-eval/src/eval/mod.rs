@@ -197,6 +197,10 @@ pub struct Group {
     pub closed_chain: bool,
     /// The group has parents besides `parent` (in `Runtime::extra_parents`).
     pub has_extra: bool,
+    /// The nearest group on the chain from this one (itself included) up to the root that
+    /// was closed when it was created, or 0. While `Runtime::group_marks` is empty no group
+    /// is closed later, so the chain's closed groups are found by following these.
+    pub closed_up: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -583,6 +587,7 @@ impl Runtime {
                 inline: false,
                 closed_chain: false,
                 has_extra: false,
+                closed_up: 0,
             }],
             extra_parents: Default::default(),
             group_marks: Default::default(),
@@ -637,6 +642,12 @@ impl Runtime {
         origin: VId,
     ) -> u32 {
         let closed_chain = closed || self.groups[parent as usize].closed_chain;
+        let id = self.groups.len() as u32;
+        let closed_up = if closed {
+            id
+        } else {
+            self.groups[parent as usize].closed_up
+        };
         self.groups.push(Group {
             parent,
             closed,
@@ -646,8 +657,9 @@ impl Runtime {
             inline: false,
             closed_chain,
             has_extra: false,
+            closed_up,
         });
-        (self.groups.len() - 1) as u32
+        id
     }
 
     /// Follows disjunction and sharing indirections to the vertex holding the value.
