@@ -268,18 +268,20 @@ impl Runtime {
         if g == r {
             return true;
         }
-        if self.extra_parents.is_empty()
-            && self.group_marks.is_empty()
-            && self.groups[r as usize].closed
-        {
-            // No group has other parents and none was closed after its creation: a closed `r`
-            // is one of the closed groups of the chain, if it is on it (a parent is older than
-            // its children, so its number is smaller).
+        if self.group_marks.is_empty() && self.groups[r as usize].closed {
+            // No group was closed after its creation: a closed `r` on the chain of parents is
+            // one of its closed groups (a parent is older than its children, so its number is
+            // smaller). Not finding it there, `r` may still be reached through extra parents.
             let mut x = self.groups[g as usize].closed_up;
             while x > r {
                 x = self.groups[self.groups[x as usize].parent as usize].closed_up;
             }
-            return x == r;
+            if x == r {
+                return true;
+            }
+            if self.extra_parents.is_empty() {
+                return false;
+            }
         }
         if let Some(known) = self.within_cache.borrow().get(g, r) {
             return known;
@@ -457,16 +459,27 @@ impl Runtime {
                 continue;
             }
             let d = self.deref(v);
-            let arcs = self.arcs_snapshot(d);
-            for a in arcs {
+            // The arcs as they are before any definition below is finalized: regular fields
+            // to search next, definitions and hidden fields to collect errors from now.
+            let mut defs: smallvec::SmallVec<[VId; 4]> = smallvec::SmallVec::new();
+            for &a in &self.v(d).arcs {
                 let ax = self.v(a);
                 if ax.label.is_let() || ax.arc_type == ArcType::Optional {
                     continue;
                 }
                 if ax.label.is_regular() {
-                    stack.push((a, depth + 1));
-                    continue;
+                    // A finished leaf holds nothing to search, and nothing changes it now.
+                    let leaf = ax.status == Status::Finalized
+                        && ax.arcs.is_empty()
+                        && ax.forward.is_none();
+                    if !leaf {
+                        stack.push((a, depth + 1));
+                    }
+                } else {
+                    defs.push(a);
                 }
+            }
+            for a in defs {
                 self.finalize(a, true);
                 let mut found = Vec::new();
                 let opts = Options {

@@ -691,13 +691,13 @@ impl Runtime {
         vx.arcs.iter().copied().find(|&a| self.v(a).label == l)
     }
 
-    /// Appends an arc, keeping the label index of large vertices.
     /// A copy of the arcs of `v` to iterate over while the vertices change; no allocation for
     /// the usual few arcs.
     pub(crate) fn arcs_snapshot(&self, v: VId) -> smallvec::SmallVec<[VId; 8]> {
-        self.v(v).arcs.iter().copied().collect()
+        smallvec::SmallVec::from_slice(&self.v(v).arcs)
     }
 
+    /// Appends an arc, keeping the label index of large vertices.
     pub fn push_arc(&mut self, v: VId, a: VId) {
         const INDEX_FROM: usize = 16;
         let l = self.v(a).label;
