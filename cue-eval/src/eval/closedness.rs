@@ -268,7 +268,7 @@ impl Runtime {
         if g == r {
             return true;
         }
-        if self.group_marks.is_empty() && self.groups[r as usize].closed {
+        if !self.open_marks && self.groups[r as usize].closed {
             // No group was closed after its creation: a closed `r` on the chain of parents is
             // one of its closed groups (a parent is older than its children, so its number is
             // smaller). Not finding it there, `r` may still be reached through extra parents.
@@ -353,8 +353,9 @@ impl Runtime {
         if self.group_marks.is_empty() && !self.groups[group as usize].closed_chain {
             return;
         }
-        if self.group_marks.is_empty() {
-            // No group is marked open or reclosed: only the closed groups of the chain count.
+        if !self.open_marks {
+            // No group is marked open, so no requirement is skipped for a reclose: only the
+            // closed groups of the chain count.
             let mut g = self.groups[group as usize].closed_up;
             while g != 0 {
                 let gr = &self.groups[g as usize];
@@ -520,6 +521,7 @@ impl Runtime {
     pub(super) fn add_open(&mut self, v: VId, st: &mut NodeState, c: Conjunct, x: ExprId) {
         let o = self.new_group(c.ci.group, false, true, false, v);
         self.group_marks.insert(o, GroupMark::Open);
+        self.open_marks = true;
         let mut c2 = c;
         c2.x = CExpr::Expr(x);
         c2.ci.group = o;

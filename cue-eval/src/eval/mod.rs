@@ -198,8 +198,9 @@ pub struct Group {
     /// The group has parents besides `parent` (in `Runtime::extra_parents`).
     pub has_extra: bool,
     /// The nearest group on the chain from this one (itself included) up to the root that
-    /// was closed when it was created, or 0. While `Runtime::group_marks` is empty no group
-    /// is closed later, so the chain's closed groups are found by following these.
+    /// was closed when it was created, or 0. Until an `x...` marks a group open
+    /// (`Runtime::open_marks`) no group is closed later, so the chain's closed groups are
+    /// found by following these.
     pub closed_up: u32,
 }
 
@@ -457,6 +458,9 @@ pub struct Runtime {
     pub(crate) extra_parents: rustc_hash::FxHashMap<u32, Vec<u32>>,
     /// Groups opened by `x...` or created by `__reclose` (the `explicitopen` experiment).
     pub(crate) group_marks: rustc_hash::FxHashMap<u32, closedness::GroupMark>,
+    /// Some group is marked [`closedness::GroupMark::Open`] (an `x...`). Only then may a group
+    /// be closed after its creation or a requirement be lifted.
+    pub(crate) open_marks: bool,
     /// Roots of imported packages, by import id.
     pub(crate) packages: Vec<Option<VId>>,
     pub(crate) depth: usize,
@@ -591,6 +595,7 @@ impl Runtime {
             }],
             extra_parents: Default::default(),
             group_marks: Default::default(),
+            open_marks: false,
             packages: Vec::new(),
             depth: 0,
             aborted: None,
