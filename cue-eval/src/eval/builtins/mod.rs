@@ -1268,7 +1268,10 @@ impl Runtime {
                 }
             }
             _ => {
-                let mut args = vec![x.clone()];
+                // The value and the validator's own arguments, without an allocation for the
+                // usual few.
+                let mut args: smallvec::SmallVec<[Value; 4]> = smallvec::SmallVec::new();
+                args.push(x.clone());
                 args.extend(call.args.iter().cloned());
                 if let Func::Std(id) = call.func
                     && let Member::Func { params, .. } = &member(id).member
