@@ -754,3 +754,41 @@ impl Runtime {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whether a group lies within a closed group, found through the closed groups of its
+        /// chain, is what walking every parent finds, and so is every other answer.
+        #[test]
+        fn a_group_lies_within_another_as_the_walk_over_its_parents_says(
+            shape in proptest::collection::vec((0usize..64, any::<bool>()), 1..40),
+        ) {
+            let mut rt = Runtime::new();
+            for (i, &(p, closed)) in shape.iter().enumerate() {
+                // The parent is a group made before (the root is group 0).
+                let parent = (p % (i + 1)) as u32;
+                rt.new_group(parent, closed, true, false, 0);
+            }
+            let n = rt.groups.len() as u32;
+            for g in 0..n {
+                for r in 0..n {
+                    let mut x = g;
+                    let walk = loop {
+                        if x == r {
+                            break true;
+                        }
+                        if x == 0 {
+                            break false;
+                        }
+                        x = rt.groups[x as usize].parent;
+                    };
+                    prop_assert_eq!(rt.group_within(g, r), walk, "group {} within {}", g, r);
+                }
+            }
+        }
+    }
+}
