@@ -629,8 +629,8 @@ mod tests {
             "Expr is {} bytes",
             size_of::<Expr>()
         );
-        // A boxed `Field` is allocated for every field of every parsed file, the vendored
-        // schemas' among them: its rare parts (aliases) are boxed.
+        // Every field of every parsed file is a `Field`, the vendored schemas' among them, and
+        // every declaration is as large: its rare parts (aliases) are boxed.
         assert!(
             size_of::<Field>() <= 160,
             "Field is {} bytes",
