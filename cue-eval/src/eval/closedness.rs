@@ -274,7 +274,7 @@ impl Runtime {
             // smaller). Not finding it there, `r` may still be reached through extra parents.
             let mut x = self.groups[g as usize].closed_up;
             while x > r {
-                x = self.groups[self.groups[x as usize].parent as usize].closed_up;
+                x = self.closed_above(x);
             }
             if x == r {
                 return true;
@@ -353,29 +353,20 @@ impl Runtime {
         if self.group_marks.is_empty() && !self.groups[group as usize].closed_chain {
             return;
         }
-        if !self.open_marks {
-            // No group is marked open, so no requirement is skipped for a reclose: only the
-            // closed groups of the chain count.
-            let mut g = self.groups[group as usize].closed_up;
-            while g != 0 {
-                let gr = &self.groups[g as usize];
-                let parent = gr.parent;
-                if gr.recursive || gr.origin == v {
-                    let vx = self.vertices.get_mut(v);
-                    if !vx.closed_groups.contains(&g) {
-                        push_tight(&mut vx.closed_groups, g);
-                    }
-                }
-                g = self.groups[parent as usize].closed_up;
-            }
-            return;
-        }
-        let mut g = group;
+        // Without an `x...` no group is marked open and none is closed after its creation, so
+        // only the closed groups of the chain can count, and `closed_up` leads from one to the
+        // next; no requirement is skipped for a reclose either.
+        let short = !self.open_marks;
+        let mut g = if short {
+            self.groups[group as usize].closed_up
+        } else {
+            group
+        };
         let mut guard = 0;
         let mut passed_open = false;
         while g != 0 && guard < 10_000 {
             guard += 1;
-            passed_open |= self.is_open_mark(g);
+            passed_open |= !short && self.is_open_mark(g);
             let gr = &self.groups[g as usize];
             if gr.closed
                 && (gr.recursive || gr.origin == v)
@@ -386,8 +377,17 @@ impl Runtime {
                     push_tight(&mut vx.closed_groups, g);
                 }
             }
-            g = gr.parent;
+            g = if short {
+                self.closed_above(g)
+            } else {
+                gr.parent
+            };
         }
+    }
+
+    /// The nearest group above `g` (`g` left out) that was closed when it was created, or 0.
+    fn closed_above(&self, g: u32) -> u32 {
+        self.groups[self.groups[g as usize].parent as usize].closed_up
     }
 
     /// Whether a non-definition vertex `w` already inserted at this node must be inserted again
