@@ -4,13 +4,14 @@
 //! One vector of vertices would double as the graph grows, and past the allocator's mmap
 //! threshold each doubling takes fresh pages the size of the whole graph: on a file of
 //! concrete data those pages came on top of the memory that the freed syntax tree had left,
-//! which stays with the process. Chunks of 64 KiB are placed in that freed memory, a vertex
-//! never moves, growing copies nothing, and at most one chunk is partly used.
+//! which stays with the process. Chunks of about 100 KiB (under the allocator's mmap threshold)
+//! are placed in that freed memory, a vertex never moves, growing copies nothing, and at most
+//! one chunk is partly used.
 
 use super::label::Label;
 use super::{ArcType, VId, Vertex};
 
-/// Vertices per chunk: 512 vertices of 128 bytes are 64 KiB.
+/// Vertices per chunk: 512 vertices of 208 bytes (128 and the first conjunct) are 104 KiB.
 const SHIFT: u32 = 9;
 const CHUNK: usize = 1 << SHIFT;
 const MASK: usize = CHUNK - 1;

@@ -246,7 +246,7 @@ impl Runtime {
         if self.v(a).status == Status::Evaluated {
             self.reset(a);
         }
-        push_tight(&mut self.vm(a).conjuncts, c);
+        self.vm(a).conjuncts.push(c);
     }
 
     pub(super) fn reset(&mut self, a: VId) {
