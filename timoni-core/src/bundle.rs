@@ -748,6 +748,14 @@ mod tests {
         assert!(two.fields_parsed() > 0);
         assert_eq!(many.fields_parsed(), two.fields_parsed());
         assert_eq!(alone_cache.fields_parsed(), 0);
+        // And the files are read from the disk once for the run: six instances on one thread
+        // read what two read (on more threads, a file may be read once by each thread that
+        // asks for it at the same moment).
+        let serial = Arc::new(ParseCache::new());
+        build_all_sharing(&bundle_of(&dir, 6), "main", 1, None, &serial).unwrap();
+        assert!(two.files_read() > 0);
+        assert_eq!(serial.files_read(), two.files_read());
+        assert!(many.files_read() <= 3 * two.files_read());
         let through_share = Arc::new(ParseCache::new());
         let pair = bundle_of(&dir, 2);
         let mut share = ImportShare::new();

@@ -23,7 +23,7 @@ pub struct EvalError {
 #[derive(Clone, Debug)]
 pub struct ParsedSource {
     pub name: String,
-    pub text: String,
+    pub text: std::sync::Arc<String>,
     pub ast: std::sync::Arc<crate::ast::File>,
     /// The top-level fields the loader left unparsed (imported files only), in source order.
     pub deferred: Vec<compile::DeferredField>,
@@ -121,7 +121,7 @@ impl Instance {
         let mut asts = Vec::with_capacity(files.len());
         let mut deferred = Vec::with_capacity(files.len());
         for f in files {
-            let sf = SourceFile::new(f.name, f.text);
+            let sf = SourceFile::shared(f.name, f.text);
             rt.sources.push(sf.text.clone());
             sfs.push(sf);
             asts.push(f.ast);

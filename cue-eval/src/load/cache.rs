@@ -52,7 +52,7 @@ enum Outcome {
 /// One cached result, with the text it was computed from (compared on every hit, so that a
 /// hash collision can only cost a parse, never give a wrong tree).
 struct Slot {
-    text: Box<str>,
+    text: Arc<String>,
     outcome: Outcome,
 }
 
@@ -65,6 +65,8 @@ pub struct ParseCache {
     fields_parsed: AtomicUsize,
     computed: AtomicUsize,
     reused: AtomicUsize,
+    /// What the run's loads read from the disk.
+    disk: super::fs::DiskMemo,
 }
 
 impl std::fmt::Debug for ParseCache {
@@ -93,6 +95,17 @@ impl ParseCache {
         self.reused.load(Ordering::Relaxed)
     }
 
+    /// How many files the loads sharing this cache read from the disk. Each is read once (or
+    /// once by each thread that asks for it at the same moment), and every load of the run
+    /// sees the content first kept (see `load/fs.rs`).
+    pub fn files_read(&self) -> usize {
+        self.disk.reads()
+    }
+
+    pub(crate) fn disk(&self) -> &super::fs::DiskMemo {
+        &self.disk
+    }
+
     /// How many deferred fields of imported files the evaluator parsed through this cache
     /// (each is parsed once, whichever build uses it first; these are not counted in
     /// [`ParseCache::computed`] and [`ParseCache::reused`], which count files).
@@ -113,7 +126,7 @@ impl ParseCache {
     ) -> Arc<ParsedLazy> {
         let decl = text.get(start as usize..end as usize).unwrap_or_default();
         let request = Request::Field(start, end);
-        match self.get(file, request, "", decl, || {
+        match self.get(file, request, "", decl, None, || {
             Outcome::Field(Arc::new(parse()))
         }) {
             Outcome::Field(tree) => tree,
@@ -143,6 +156,7 @@ impl ParseCache {
         request: Request,
         name: &str,
         text: &str,
+        shared: Option<&Arc<String>>,
         compute: impl FnOnce() -> Outcome,
     ) -> Outcome {
         let field = matches!(request, Request::Field(..));
@@ -157,12 +171,13 @@ impl ParseCache {
         let s = slot.get_or_init(|| {
             fresh = true;
             Slot {
-                text: text.into(),
+                text: shared.cloned().unwrap_or_else(|| Arc::new(text.to_owned())),
                 outcome: (compute.take().expect("computed once"))(),
             }
         });
-        // A slot filled just now holds a copy of `text`: only an older one needs comparing.
-        if !fresh && &*s.text != text {
+        // A slot filled just now holds `text`: only an older one needs comparing (at once when
+        // it is the same text the run's disk memo handed both loads).
+        if !fresh && !super::same_text(&s.text, text) {
             computed.fetch_add(1, Ordering::Relaxed);
             return (compute.take().expect("not computed yet"))();
         }
@@ -181,11 +196,15 @@ impl ParseCache {
 
 /// `skim(text)` of the file named `name`, through `cache` when there is one (a cached skim is
 /// shared, not copied).
-pub(super) fn skim(cache: Option<&ParseCache>, name: &str, text: &str) -> Option<Arc<Skim>> {
+pub(super) fn skim(
+    cache: Option<&ParseCache>,
+    name: &str,
+    text: &Arc<String>,
+) -> Option<Arc<Skim>> {
     let Some(c) = cache else {
         return skim::skim(text).map(Arc::new);
     };
-    match c.get(FileId(0), Request::Skim, name, text, || {
+    match c.get(FileId(0), Request::Skim, name, text, Some(text), || {
         Outcome::Skimmed(skim::skim(text).map(Arc::new))
     }) {
         Outcome::Skimmed(s) => s,
@@ -199,17 +218,24 @@ pub(super) fn parse_with(
     cache: Option<&ParseCache>,
     file: FileId,
     name: &str,
-    text: &str,
+    text: &Arc<String>,
     comments: bool,
 ) -> (Arc<File>, Vec<ParseError>) {
     let Some(c) = cache else {
         let (f, e) = crate::parse_with(file, text, comments);
         return (Arc::new(f), e);
     };
-    parsed(c.get(file, Request::Whole(comments), name, text, || {
-        let (f, e) = crate::parse_with(file, text, comments);
-        Outcome::Parsed(Arc::new(f), e)
-    }))
+    parsed(c.get(
+        file,
+        Request::Whole(comments),
+        name,
+        text,
+        Some(text),
+        || {
+            let (f, e) = crate::parse_with(file, text, comments);
+            Outcome::Parsed(Arc::new(f), e)
+        },
+    ))
 }
 
 /// `parse_ranges(file, text, ranges)` of the file named `name`, through `cache` when there is
@@ -218,19 +244,24 @@ pub(super) fn parse_ranges(
     cache: Option<&ParseCache>,
     file: FileId,
     name: &str,
-    text: &str,
+    text: &Arc<String>,
     ranges: &[(usize, usize)],
 ) -> (Arc<File>, Vec<ParseError>) {
     let Some(c) = cache else {
         let (f, e) = crate::parse_ranges(file, text, ranges);
         return (Arc::new(f), e);
     };
-    parsed(
-        c.get(file, Request::Ranges(ranges.to_vec()), name, text, || {
+    parsed(c.get(
+        file,
+        Request::Ranges(ranges.to_vec()),
+        name,
+        text,
+        Some(text),
+        || {
             let (f, e) = crate::parse_ranges(file, text, ranges);
             Outcome::Parsed(Arc::new(f), e)
-        }),
-    )
+        },
+    ))
 }
 
 fn parsed(o: Outcome) -> (Arc<File>, Vec<ParseError>) {
@@ -247,7 +278,7 @@ mod tests {
     #[test]
     fn a_parse_is_computed_once_and_then_reused() {
         let c = ParseCache::new();
-        let text = "package p\na: 1\nb: a\n";
+        let text = &Arc::new(String::from("package p\na: 1\nb: a\n"));
         let (f1, e1) = parse_with(Some(&c), FileId(3), "p.cue", text, false);
         let (f2, e2) = parse_with(Some(&c), FileId(3), "p.cue", text, false);
         assert_eq!((c.computed(), c.reused()), (1, 1));
@@ -259,12 +290,12 @@ mod tests {
     #[test]
     fn another_file_id_or_text_or_request_parses_anew() {
         let c = ParseCache::new();
-        let text = "package p\na: 1\n";
+        let text = &Arc::new(String::from("package p\na: 1\n"));
         parse_with(Some(&c), FileId(0), "p.cue", text, false);
         let (f, _) = parse_with(Some(&c), FileId(1), "p.cue", text, false);
         assert_eq!(*f, crate::parse_with(FileId(1), text, false).0);
         // Another text of the same length under the same name: its own tree, every time.
-        let edited = "package p\na: 2\n";
+        let edited = &Arc::new(String::from("package p\na: 2\n"));
         for _ in 0..2 {
             let (f, _) = parse_with(Some(&c), FileId(0), "p.cue", edited, false);
             assert_eq!(*f, crate::parse_with(FileId(0), edited, false).0);
@@ -283,7 +314,7 @@ mod tests {
     #[test]
     fn threads_share_one_computation() {
         let c = ParseCache::new();
-        let text = "package p\n".to_string() + &"x: {a: 1, b: [1, 2]}\n".repeat(200);
+        let text = Arc::new("package p\n".to_string() + &"x: {a: 1, b: [1, 2]}\n".repeat(200));
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| parse_with(Some(&c), FileId(0), "p.cue", &text, false));

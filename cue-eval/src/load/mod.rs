@@ -178,7 +178,8 @@ impl std::error::Error for LoadError {}
 pub struct LoadedFile {
     /// The absolute path (or the name given for a data file), as positions print it.
     pub name: String,
-    pub text: String,
+    /// The text, shared with the other loads of a run that read the same file.
+    pub text: Arc<String>,
     /// The tree, shared with the run's parse cache (and so with the other loads of a bundle)
     /// until the loader rewrites it (tag values, embedded files).
     pub ast: Arc<ast::File>,
@@ -245,7 +246,7 @@ impl Build {
         }
         self.files.push(LoadedFile {
             name: name.to_string(),
-            text,
+            text: Arc::new(text),
             ast: Arc::new(ast),
             in_main_module: main,
             excluded: false,
@@ -405,6 +406,12 @@ pub fn is_std_path(path: &str) -> bool {
 
 /// Whether `p` is `root` or below it, for cleaned paths: [`Path::starts_with`] on their bytes,
 /// which is what it answers on components when neither path has `.`, `//` or a trailing `/`.
+/// Whether two texts are equal: at once when they are the same text (the loads of a run share
+/// each file's text through the run's disk memo), by comparing them otherwise.
+fn same_text(a: &str, b: &str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
 fn within(p: &Path, root: &Path) -> bool {
     let (p, r) = (
         p.as_os_str().as_encoded_bytes(),
@@ -447,7 +454,7 @@ impl<'a> Loader<'a> {
             .iter()
             .map(|(p, t)| (clean(&cwd.join(p)), t.clone()))
             .collect();
-        let fs = Fs::new(overlay);
+        let fs = Fs::new(overlay, cfg.parse_cache.clone());
         let build_tags = cfg
             .tags
             .iter()
@@ -630,13 +637,13 @@ impl<'a> Loader<'a> {
         if let Some(&i) = self.parsed.get(path.as_os_str()) {
             return Ok(i);
         }
-        let bytes = self.fs.read_bytes(path)?;
+        let content = self.fs.read_content(path)?;
         // What `path.display()` writes, without the formatting machinery.
         let name = path.to_string_lossy().into_owned();
-        let text = match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                let e = decode::utf8(e.as_bytes())
+        let text = match content {
+            fs::Content::Text(t) => t,
+            fs::Content::Bytes(b) => {
+                let e = decode::utf8(&b)
                     .err()
                     .unwrap_or_else(|| decode::DecodeError::new("invalid UTF-8"));
                 return Err(LoadError::new(e.in_file(&name)));

@@ -22,7 +22,6 @@
 //! `docs/divergences.md`).
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -105,19 +104,11 @@ pub(super) struct Memo {
     /// The import paths and their files.
     imports: BTreeMap<String, Vec<usize>>,
     /// The lazy files by id, with their texts: their skims and imports follow from these.
-    files: Vec<(usize, Rc<str>)>,
+    files: Vec<(usize, Arc<String>)>,
     /// What the fully parsed files need: (import path, label), `None` for the whole package.
     demand: Vec<(String, Option<String>)>,
     /// The outcome: for each lazy file (in `files` order), which chunks are kept.
     kept: Vec<Vec<bool>>,
-}
-
-impl Memo {
-    /// The text of lazy file `f` as the memo holds it, to be shared rather than copied.
-    pub(super) fn text(&self, f: usize) -> Option<&Rc<str>> {
-        let i = self.files.binary_search_by_key(&f, |(i, _)| *i).ok()?;
-        Some(&self.files[i].1)
-    }
 }
 
 /// A lazy file whose tree was not built (see [`apply`]): its id and the byte ranges of the
@@ -215,7 +206,7 @@ pub(super) fn apply(
                 && m.files
                     .iter()
                     .zip(&ids)
-                    .all(|((i, text), f)| i == f && **text == *b.files[*f].text)
+                    .all(|((i, text), f)| i == f && super::same_text(text, &b.files[*f].text))
                 && m.demand.len() == demand.len()
                 && m.demand
                     .iter()
@@ -242,10 +233,7 @@ pub(super) fn apply(
             if let Some(memo) = memo {
                 *memo = Some(Memo {
                     imports: b.imports.clone(),
-                    files: ids
-                        .iter()
-                        .map(|&f| (f, Rc::from(b.files[f].text.as_str())))
-                        .collect(),
+                    files: ids.iter().map(|&f| (f, b.files[f].text.clone())).collect(),
                     demand: demand
                         .iter()
                         .map(|&(pkg, l)| (pkg.to_string(), l.map(str::to_string)))

@@ -14,7 +14,6 @@
 //! match after all, those trees are built before compiling.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use super::Build;
 use crate::eval::api::{self, CompiledImports, EvalError, ImportsFrom, Instance};
@@ -80,8 +79,8 @@ pub(super) struct Key {
 struct FileKey {
     id: usize,
     name: String,
-    /// Shared with the pruning memo when that holds the same text.
-    text: Rc<str>,
+    /// Shared with the load (and, through the run's disk memo, with every load of the run).
+    text: std::sync::Arc<String>,
     decls: Vec<(u32, u32)>,
     excluded: bool,
     /// The whole tree, for a file that the loader may have rewritten.
@@ -139,7 +138,7 @@ impl Key {
             && !file.excluded
             && !k.excluded
             && k.name == file.name
-            && *k.text == *file.text
+            && super::same_text(&k.text, &file.text)
             && k.decls.len() == kept.len()
             && k.decls
                 .iter()
@@ -147,17 +146,14 @@ impl Key {
                 .all(|(&(s, e), &(ks, ke))| (s as usize, e as usize) == (ks, ke))
     }
 
-    fn of(b: &Build, ids: &[usize], memo: Option<&super::prune::Memo>) -> Key {
+    fn of(b: &Build, ids: &[usize]) -> Key {
         Key {
             imports: b.imports.clone(),
             files: ids
                 .iter()
                 .map(|&i| {
                     let f = &b.files[i];
-                    let text = match memo.and_then(|m| m.text(i)) {
-                        Some(t) if **t == *f.text => t.clone(),
-                        _ => Rc::from(f.text.as_str()),
-                    };
+                    let text = f.text.clone();
                     FileKey {
                         id: i,
                         name: f.name.clone(),
@@ -191,7 +187,7 @@ impl Key {
                 k.id == i
                     && k.excluded == f.excluded
                     && k.name == f.name
-                    && *k.text == *f.text
+                    && super::same_text(&k.text, &f.text)
                     && same_decls
             })
     }
@@ -226,9 +222,7 @@ impl Build {
             share.trees += self.deferred.len();
             self.build_deferred().map_err(|e| vec![e.to_eval_error()])?;
         }
-        let key = base
-            .is_none()
-            .then(|| Key::of(&self, &ids, share.prune.as_ref()));
+        let key = base.is_none().then(|| Key::of(&self, &ids));
         let cache = self.parse_cache.clone();
         let (files, main, imports) = self.into_parsed();
         if let Some(base) = base {

@@ -236,7 +236,7 @@ impl Document {
     pub(crate) fn from_loaded(f: &crate::load::LoadedFile) -> Document {
         Document {
             name: f.name.clone(),
-            text: f.text.clone(),
+            text: f.text.to_string(),
             file: (*f.ast).clone(),
         }
     }

@@ -27,6 +27,15 @@ impl SourceFile {
         }
     }
 
+    /// A file whose text is shared with others (a loader's, read once for many loads).
+    pub fn shared(name: impl Into<String>, text: std::sync::Arc<String>) -> SourceFile {
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts: std::cell::OnceCell::new(),
+        }
+    }
+
     fn line_starts(&self) -> &[usize] {
         self.line_starts.get_or_init(|| {
             std::iter::once(0)
