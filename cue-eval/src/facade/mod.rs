@@ -321,7 +321,9 @@ impl Loader {
     }
 
     /// Shares parse results with the other loads given the same cache (the instances of one
-    /// module in a bundle, loaded on several threads): each file is then parsed once.
+    /// module in a bundle, loaded on several threads): each file is then read from the disk
+    /// and parsed once. The cache is meant for one run: its loads see each file as it was
+    /// first read.
     pub fn parse_cache(mut self, cache: Arc<ParseCache>) -> Loader {
         self.cfg.parse_cache = Some(cache);
         self

@@ -9,6 +9,10 @@
 //! then compared in full: looking a file up costs a hash of its name and one comparison of
 //! its text, not a hash of its text. A file whose text changes keeps the slot of the text it
 //! had first; the new text is parsed anew every time it is asked for.
+//!
+//! The cache also holds the run's memo of the disk (`load/fs.rs`): the loads that share it
+//! read each file once, and hold the same text, which a slot keeps too, so that comparing a
+//! load's text with the slot's stops at the pointer.
 
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};

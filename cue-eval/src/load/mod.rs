@@ -71,8 +71,9 @@ pub struct Config {
     /// only those the build can reach (see `prune.rs`); slower, and reports syntax errors in
     /// unused declarations of vendored packages.
     pub eager_imports: bool,
-    /// Skims and parses shared with other loads (the instances of one module in a bundle);
-    /// each file is then parsed once, whichever load asks first.
+    /// Skims, parses and disk reads shared with other loads (the instances of one module in a
+    /// bundle); each file is then read and parsed once, whichever load asks first, and every
+    /// load sees it as it was first read.
     pub parse_cache: Option<std::sync::Arc<ParseCache>>,
 }
 
