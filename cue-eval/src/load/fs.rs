@@ -273,13 +273,7 @@ impl Fs {
 mod tests {
     use std::sync::Arc;
 
-    use crate::load::{Config, ParseCache, load};
-
-    fn write(dir: &std::path::Path, name: &str, text: &str) {
-        let p = dir.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
+    use crate::load::{Config, ParseCache, load, write_file as write};
 
     fn export(dir: &std::path::Path, cache: Option<&Arc<ParseCache>>) -> String {
         let mut cfg = Config::new(dir);

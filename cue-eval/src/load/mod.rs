@@ -407,6 +407,14 @@ pub fn is_std_path(path: &str) -> bool {
 
 /// Whether `p` is `root` or below it, for cleaned paths: [`Path::starts_with`] on their bytes,
 /// which is what it answers on components when neither path has `.`, `//` or a trailing `/`.
+/// Writes `text` to `dir/name`, making the directories above it (for the loader's tests).
+#[cfg(test)]
+fn write_file(dir: &Path, name: &str, text: &str) {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 /// Whether two texts are equal: at once when they are the same text (the loads of a run share
 /// each file's text through the run's disk memo), by comparing them otherwise.
 fn same_text(a: &str, b: &str) -> bool {

@@ -244,13 +244,7 @@ impl Build {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{Config, load};
-
-    fn write(dir: &std::path::Path, name: &str, text: &str) {
-        let p = dir.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
+    use crate::load::{Config, load, write_file as write};
 
     /// Exports the module in `dir` with one tag, through `share` and alone.
     fn export_both(dir: &std::path::Path, tag: &str, share: &mut ImportShare) -> String {
