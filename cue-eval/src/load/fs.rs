@@ -286,21 +286,23 @@ mod tests {
     fn loads_of_one_run_read_each_file_once_and_see_it_as_first_read() {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path();
-        write(
-            dir,
-            "cue.mod/module.cue",
-            "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
-        );
-        write(
-            dir,
-            "cue.mod/pkg/v.io/lib/lib.cue",
-            "package lib\n#A: {a: int | *1}\n",
-        );
-        write(
-            dir,
-            "main.cue",
-            "package main\nimport \"v.io/lib\"\nout: lib.#A\n",
-        );
+        let files = [
+            (
+                "cue.mod/module.cue",
+                "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
+            ),
+            (
+                "cue.mod/pkg/v.io/lib/lib.cue",
+                "package lib\n#A: {a: int | *1}\n",
+            ),
+            (
+                "main.cue",
+                "package main\nimport \"v.io/lib\"\nout: lib.#A\n",
+            ),
+        ];
+        for (name, text) in files {
+            write(dir, name, text);
+        }
         let run = Arc::new(ParseCache::new());
         let first = export(dir, Some(&run));
         let read = run.files_read();
