@@ -54,8 +54,9 @@ impl Content {
 /// a bundle's instances read the same module and vendored packages, over a hundred files and
 /// directories each; with the memo, every further instance makes none of those system calls
 /// and copies no text from the kernel. A run therefore sees each path as it was first read,
-/// as if the modules were copied once at its start. Failed reads are not remembered: they
-/// are asked of the disk again, and end the load anyway.
+/// as if the modules were copied once at its start. A file that could not be read is asked
+/// of the disk again (the error ends that load anyway); a missing path, or a directory that
+/// could not be listed, is remembered as such.
 #[derive(Default)]
 pub(crate) struct DiskMemo {
     stats: Mutex<HashMap<PathBuf, Option<Stat>>>,
