@@ -405,8 +405,6 @@ pub fn is_std_path(path: &str) -> bool {
     !first.contains('.')
 }
 
-/// Whether `p` is `root` or below it, for cleaned paths: [`Path::starts_with`] on their bytes,
-/// which is what it answers on components when neither path has `.`, `//` or a trailing `/`.
 /// Writes `text` to `dir/name`, making the directories above it (for the loader's tests).
 #[cfg(test)]
 fn write_file(dir: &Path, name: &str, text: &str) {
@@ -421,6 +419,8 @@ fn same_text(a: &str, b: &str) -> bool {
     (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
 }
 
+/// Whether `p` is `root` or below it, for cleaned paths: [`Path::starts_with`] on their bytes,
+/// which is what it answers on components when neither path has `.`, `//` or a trailing `/`.
 fn within(p: &Path, root: &Path) -> bool {
     let (p, r) = (
         p.as_os_str().as_encoded_bytes(),
