@@ -3,6 +3,7 @@
 //! [`super::ParseCache`] also share what they read from the disk ([`DiskMemo`]).
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -72,38 +73,44 @@ impl DiskMemo {
     }
 
     fn stat(&self, p: &Path) -> Option<Stat> {
-        if let Some(s) = self.stats.lock().unwrap().get(p) {
-            return *s;
-        }
-        let s = stat(p);
-        *self
-            .stats
-            .lock()
-            .unwrap()
-            .entry(p.to_path_buf())
-            .or_insert(s)
+        let Ok(s) = remembered(&self.stats, p, || Ok::<_, Infallible>(stat(p)));
+        s
     }
 
     fn list(&self, dir: &Path) -> Listing {
-        if let Some(l) = self.listings.lock().unwrap().get(dir) {
-            return l.clone();
-        }
-        let l = list(dir).map(Arc::from);
-        let mut listings = self.listings.lock().unwrap();
-        listings.entry(dir.to_path_buf()).or_insert(l).clone()
+        let Ok(l) = remembered(&self.listings, dir, || {
+            Ok::<_, Infallible>(list(dir).map(Arc::from))
+        });
+        l
     }
 
     fn read(&self, p: &Path) -> std::io::Result<Content> {
-        if let Some(c) = self.files.lock().unwrap().get(p) {
-            return Ok(c.clone());
-        }
-        let read = Content::of(std::fs::read(p)?);
-        self.reads.fetch_add(1, Ordering::Relaxed);
-        // Another thread may have read the file meanwhile: every load gets the first content
-        // kept, so that all of them share one text.
-        let mut files = self.files.lock().unwrap();
-        Ok(files.entry(p.to_path_buf()).or_insert(read).clone())
+        remembered(&self.files, p, || {
+            let read = Content::of(std::fs::read(p)?);
+            self.reads.fetch_add(1, Ordering::Relaxed);
+            Ok(read)
+        })
     }
+}
+
+/// The answer `map` holds for `p`, or the one `ask` gives, kept unless it failed. Another
+/// thread may have asked meanwhile: every load gets the first answer kept, so that all of them
+/// share one text.
+fn remembered<V: Clone, E>(
+    map: &Mutex<HashMap<PathBuf, V>>,
+    p: &Path,
+    ask: impl FnOnce() -> Result<V, E>,
+) -> Result<V, E> {
+    if let Some(v) = map.lock().unwrap().get(p) {
+        return Ok(v.clone());
+    }
+    let v = ask()?;
+    Ok(map
+        .lock()
+        .unwrap()
+        .entry(p.to_path_buf())
+        .or_insert(v)
+        .clone())
 }
 
 fn stat(p: &Path) -> Option<Stat> {
@@ -204,11 +211,7 @@ impl Fs {
         if let Some(t) = self.overlay.get(p) {
             return Ok(t.as_bytes().to_vec());
         }
-        let read = match &self.run {
-            Some(run) => run.disk().read(p).map(|c| c.bytes().to_vec()),
-            None => std::fs::read(p),
-        };
-        read.map_err(|e| LoadError::new(format!("{}: {e}", p.display())))
+        self.disk_read(p).map(|c| c.bytes().to_vec())
     }
 
     /// A file's content, shared with the run's other loads when read through its memo.
@@ -216,6 +219,11 @@ impl Fs {
         if let Some(t) = self.overlay.get(p) {
             return Ok(Content::Text(Arc::new(t.clone())));
         }
+        self.disk_read(p)
+    }
+
+    /// A file's content on the disk, through the run's memo when there is one.
+    fn disk_read(&self, p: &Path) -> Result<Content, LoadError> {
         let read = match &self.run {
             Some(run) => run.disk().read(p),
             None => std::fs::read(p).map(Content::of),
