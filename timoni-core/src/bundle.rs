@@ -736,12 +736,12 @@ mod tests {
         assert_eq!(built.len(), 6);
         // Each instance differs only in its overlaid values (the same here) and tags, which
         // are applied after parsing: six instances parse exactly what two parse, and every
-        // instance after the first reuses what it needs of it. That is all of it, but for an
-        // instance that takes the compiled imports its thread holds from the instance before:
-        // it does not read again the vendored files that only those imports needed. How many
-        // instances take them depends on how the work is split between the threads, so the
-        // least an instance reuses is that of such a load, measured here on one thread.
-        assert!(two.computed() > 0 && two.reused() >= two.computed());
+        // instance after the first reuses what it needs of it. An instance whose thread built
+        // one before takes that one's import closure and compiled imports, and asks the cache
+        // for its main files only. How many instances do so depends on how the work is split
+        // between the threads, so the least an instance reuses is that of such a load,
+        // measured here on one thread.
+        assert!(two.computed() > 0 && two.reused() > 0);
         assert_eq!(many.computed(), two.computed());
         // The vendored fields the module uses are parsed when first used, once for the run,
         // on whichever thread gets there first.
@@ -762,7 +762,7 @@ mod tests {
         // What the cache answered by the time each instance is built (a load also asks it
         // again for what it computed itself: a file's skim, the trees of its unlabelled
         // declarations).
-        let mut reused = Vec::new();
+        let (mut reused, mut computed) = (Vec::new(), Vec::new());
         for bi in &pair.instances {
             build_instance_at(
                 bi,
@@ -774,8 +774,14 @@ mod tests {
             )
             .unwrap();
             reused.push(through_share.reused());
+            computed.push(through_share.computed());
         }
         assert_eq!(share.reused(), 1, "the second instance takes the imports");
+        assert_eq!(share.resolved(), 1, "and the import closure");
+        assert_eq!(
+            computed[1], computed[0],
+            "the second instance parses nothing"
+        );
         let least = reused[1] - reused[0];
         assert!(least > 0 && least <= two.computed(), "{least} {two:?}");
         assert!(many.reused() >= 5 * least, "{many:?} vs {least}");

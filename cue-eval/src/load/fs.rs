@@ -181,6 +181,11 @@ impl Fs {
         }
     }
 
+    /// The overlay's files, by absolute path.
+    pub(super) fn overlay(&self) -> &BTreeMap<PathBuf, String> {
+        &self.overlay
+    }
+
     /// Whether an overlay file is below `p` (so `p` is a directory of the overlay).
     fn overlay_has_dir(&self, p: &Path) -> bool {
         !self.overlay_dirs.is_empty() && self.overlay_dirs.contains(p.as_os_str())

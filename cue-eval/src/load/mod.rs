@@ -27,6 +27,7 @@
 pub(crate) mod attr;
 pub(crate) mod buildattr;
 mod cache;
+mod closure;
 #[cfg(test)]
 mod data_tests;
 pub(crate) mod embed;
@@ -343,7 +344,7 @@ impl Build {
 /// (`.`, `./dir`, `./dir:pkg`; the default is `.`), or `.cue` files, plus any data files.
 pub fn load(cfg: &Config, args: &[String]) -> Result<Build, LoadError> {
     let mut l = Loader::new(cfg)?;
-    l.load_args(args)?;
+    l.load_args(args, None)?;
     l.finish(None)
 }
 
@@ -357,7 +358,7 @@ pub fn load_sharing(
     share: &mut ImportShare,
 ) -> Result<Build, LoadError> {
     let mut l = Loader::new(cfg)?;
-    l.load_args(args)?;
+    l.load_args(args, Some(&mut *share))?;
     l.finish(Some(share))
 }
 
@@ -395,8 +396,11 @@ struct Loader<'a> {
     /// What [`Loader::dir_files`] found in each directory already read. The parent directories
     /// of a vendored package are read again for every package below them, and a file is parsed
     /// once per load whichever directory asks for it, so the answer does not change.
-    dirs: HashMap<OsString, Vec<(usize, Option<String>)>>,
+    dirs: HashMap<OsString, DirFiles>,
 }
+
+/// The files of a directory that are kept (`@if`), each with its package name.
+type DirFiles = Vec<(usize, Option<String>)>;
 
 /// Whether an import path names a standard-library package (no dot in its first element).
 pub fn is_std_path(path: &str) -> bool {
@@ -528,7 +532,11 @@ impl<'a> Loader<'a> {
         Ok(None)
     }
 
-    fn load_args(&mut self, args: &[String]) -> Result<(), LoadError> {
+    fn load_args(
+        &mut self,
+        args: &[String],
+        share: Option<&mut ImportShare>,
+    ) -> Result<(), LoadError> {
         let mut cue_files = Vec::new();
         let mut dirs = Vec::new();
         for a in args {
@@ -605,7 +613,34 @@ impl<'a> Loader<'a> {
             self.build.package = pkg.map(|p| p.0);
         }
         let main = self.build.main.clone();
-        self.load_imports_of(&main)?;
+        self.load_main_imports(&main, share)
+    }
+
+    /// Loads the imports of the main files `main`, or takes those the share's last load found
+    /// when nothing they depend on differs (see `closure.rs`; only for loads of a run, whose
+    /// disk reads are shared).
+    fn load_main_imports(
+        &mut self,
+        main: &[usize],
+        share: Option<&mut ImportShare>,
+    ) -> Result<(), LoadError> {
+        let Some(share) = share else {
+            return self.load_imports_of(main);
+        };
+        let key = (self.cfg.parse_cache.as_ref()).map(|run| closure::Key::of(self, main, run));
+        if let Some(key) = &key
+            && let Some(c) = share.closure.as_ref().filter(|c| c.fits(key))
+        {
+            c.replay(self);
+            return Ok(());
+        }
+        let before = key.as_ref().map(|_| closure::Before::of(self));
+        share.closure = None;
+        self.load_imports_of(main)?;
+        share.resolved += 1;
+        if let Some((key, before)) = key.zip(before) {
+            share.closure = Some(closure::Closure::record(self, key, before));
+        }
         Ok(())
     }
 
@@ -765,11 +800,7 @@ impl<'a> Loader<'a> {
     }
 
     /// Parses the candidate files of `dir`, returning (index, package name) of those kept.
-    fn dir_files(
-        &mut self,
-        dir: &Path,
-        in_main_module: bool,
-    ) -> Result<Vec<(usize, Option<String>)>, LoadError> {
+    fn dir_files(&mut self, dir: &Path, in_main_module: bool) -> Result<DirFiles, LoadError> {
         if let Some(found) = self.dirs.get(dir.as_os_str()) {
             return Ok(found.clone());
         }

@@ -33,6 +33,7 @@ use crate::ast::{Decl, FileId};
 use crate::eval::compile::DeferredField;
 
 /// A file loaded lazily: its skim and which of its chunks are kept.
+#[derive(Clone)]
 pub(super) struct Lazy {
     pub skim: Arc<Skim>,
     kept: Vec<bool>,

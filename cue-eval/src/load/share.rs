@@ -28,6 +28,10 @@ pub struct ImportShare {
     reused: usize,
     searched: usize,
     trees: usize,
+    /// The import closure of the last load of a run (see `closure.rs`).
+    pub(super) closure: Option<super::closure::Closure>,
+    /// How many loads resolved their imports (the others took the closure of the load before).
+    pub(super) resolved: usize,
 }
 
 impl ImportShare {
@@ -50,6 +54,12 @@ impl ImportShare {
     /// others took the search of the load before).
     pub fn searched(&self) -> usize {
         self.searched
+    }
+
+    /// How many loads found their imports by reading the imported packages' directories (the
+    /// others, loads of a run, took what the load before them found).
+    pub fn resolved(&self) -> usize {
+        self.resolved
     }
 
     /// How many trees of lazily loaded imported files the loads built, in all.
