@@ -186,7 +186,7 @@ impl Closure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{Config, ImportShare, load, load_sharing, write_file as write};
+    use crate::load::{Config, ImportShare, load, load_sharing, test_module, write_file as write};
 
     /// What a build is made of: each file's name, flags and text, the main files and the
     /// imports.
@@ -199,13 +199,7 @@ mod tests {
 
     #[test]
     fn loads_of_a_run_take_the_import_closure_before_them_when_nothing_it_depends_on_differs() {
-        let d = tempfile::tempdir().unwrap();
-        let dir = d.path();
-        let files = [
-            (
-                "cue.mod/module.cue",
-                "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
-            ),
+        let d = test_module(&[
             (
                 "cue.mod/pkg/v.io/lib/lib.cue",
                 "package lib\n#A: {a: int | *1}\n",
@@ -228,10 +222,8 @@ mod tests {
                 "package main\nimport \"example.com/m/tmpl\"\nname: string @tag(name)\nout: tmpl.#T & {y: name}\n",
             ),
             ("values.cue", "package main\nvalues: {}\n"),
-        ];
-        for (name, text) in files {
-            write(dir, name, text);
-        }
+        ]);
+        let dir = d.path();
         let run = Arc::new(ParseCache::new());
         let mut share = ImportShare::new();
         // Loads through the run and the share, and alone: the same build, the same export.

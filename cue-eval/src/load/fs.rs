@@ -287,7 +287,7 @@ impl Fs {
 mod tests {
     use std::sync::Arc;
 
-    use crate::load::{Config, ParseCache, load, write_file as write};
+    use crate::load::{Config, ParseCache, load, test_module, write_file as write};
 
     fn export(dir: &std::path::Path, cache: Option<&Arc<ParseCache>>) -> String {
         let mut cfg = Config::new(dir);
@@ -298,13 +298,7 @@ mod tests {
 
     #[test]
     fn loads_of_one_run_read_each_file_once_and_see_it_as_first_read() {
-        let d = tempfile::tempdir().unwrap();
-        let dir = d.path();
-        let files = [
-            (
-                "cue.mod/module.cue",
-                "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
-            ),
+        let d = test_module(&[
             (
                 "cue.mod/pkg/v.io/lib/lib.cue",
                 "package lib\n#A: {a: int | *1}\n",
@@ -313,10 +307,8 @@ mod tests {
                 "main.cue",
                 "package main\nimport \"v.io/lib\"\nout: lib.#A\n",
             ),
-        ];
-        for (name, text) in files {
-            write(dir, name, text);
-        }
+        ]);
+        let dir = d.path();
         let run = Arc::new(ParseCache::new());
         let first = export(dir, Some(&run));
         let read = run.files_read();

@@ -417,6 +417,24 @@ fn write_file(dir: &Path, name: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
+/// The module file of the loader's test modules, whose path is `example.com/m`.
+#[cfg(test)]
+const TEST_MODULE: (&str, &str) = (
+    "cue.mod/module.cue",
+    "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
+);
+
+/// A temporary module `example.com/m` ([`TEST_MODULE`]) holding `files` too (for the loader's
+/// tests).
+#[cfg(test)]
+fn test_module(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (name, text) in std::iter::once(&TEST_MODULE).chain(files) {
+        write_file(d.path(), name, text);
+    }
+    d
+}
+
 /// Whether two texts are equal: at once when they are the same text (the loads of a run share
 /// each file's text through the run's disk memo), by comparing them otherwise.
 fn same_text(a: &str, b: &str) -> bool {

@@ -254,7 +254,7 @@ impl Build {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{Config, load, write_file as write};
+    use crate::load::{Config, TEST_MODULE, load, write_file as write};
 
     /// Exports the module in `dir` with one tag, through `share` and alone.
     fn export_both(dir: &std::path::Path, tag: &str, share: &mut ImportShare) -> String {
@@ -284,11 +284,7 @@ mod tests {
     fn loads_of_the_same_demand_skip_the_search_and_the_vendored_trees() {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path();
-        write(
-            dir,
-            "cue.mod/module.cue",
-            "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
-        );
+        write(dir, TEST_MODULE.0, TEST_MODULE.1);
         write(
             dir,
             "cue.mod/pkg/v.io/lib/lib.cue",
@@ -339,11 +335,7 @@ mod tests {
     fn builds_of_the_same_imports_share_them_and_only_those() {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path();
-        write(
-            dir,
-            "cue.mod/module.cue",
-            "module: \"example.com/m\"\nlanguage: version: \"v0.9.0\"\n",
-        );
+        write(dir, TEST_MODULE.0, TEST_MODULE.1);
         write(
             dir,
             "lib/lib.cue",
