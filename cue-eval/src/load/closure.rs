@@ -96,8 +96,9 @@ impl Key {
 /// A load's import closure: what resolving the imports of its main files added to the loader.
 pub(super) struct Closure {
     key: Key,
-    /// The files added, from id `key.files.len()` on (their trees as parsed: tags and embeds
-    /// are applied later, to each load's own copy).
+    /// The files added, from id `key.files.len()` on (their trees as parsed, shared: tags and
+    /// embeds are applied later, to each load's own copy, and no file has deferred fields
+    /// before the pruning search).
     files: Vec<LoadedFile>,
     imports: BTreeMap<String, Vec<usize>>,
     lazy: Vec<(usize, prune::Lazy)>,
@@ -121,24 +122,13 @@ impl Before {
     }
 }
 
-fn copy(f: &LoadedFile) -> LoadedFile {
-    LoadedFile {
-        name: f.name.clone(),
-        text: Arc::clone(&f.text),
-        ast: Arc::clone(&f.ast),
-        in_main_module: f.in_main_module,
-        excluded: f.excluded,
-        deferred: Vec::new(),
-    }
-}
-
 impl Closure {
     /// What the resolution of `l`'s imports added since `before`.
     pub(super) fn record(l: &Loader<'_>, key: Key, before: Before) -> Closure {
         let start = before.files;
         Closure {
             key,
-            files: l.build.files[start..].iter().map(copy).collect(),
+            files: l.build.files[start..].to_vec(),
             imports: l.build.imports.clone(),
             lazy: l
                 .lazy
@@ -169,7 +159,7 @@ impl Closure {
     /// Adds the closure to `l`, as resolving its imports would have (every import path loaded).
     pub(super) fn replay(&self, l: &mut Loader<'_>) {
         debug_assert_eq!(l.build.files.len(), self.key.files.len());
-        l.build.files.extend(self.files.iter().map(copy));
+        l.build.files.extend(self.files.iter().cloned());
         l.build
             .imports
             .extend(self.imports.iter().map(|(k, v)| (k.clone(), v.clone())));

@@ -652,11 +652,11 @@ impl<'a> Loader<'a> {
             c.replay(self);
             return Ok(());
         }
-        let before = key.as_ref().map(|_| closure::Before::of(self));
+        let to_record = key.map(|key| (key, closure::Before::of(self)));
         share.closure = None;
         self.load_imports_of(main)?;
         share.resolved += 1;
-        if let Some((key, before)) = key.zip(before) {
+        if let Some((key, before)) = to_record {
             share.closure = Some(closure::Closure::record(self, key, before));
         }
         Ok(())
