@@ -13,6 +13,7 @@ use timoni_core::render;
 
 use crate::flags::RuntimeFlags;
 use crate::settings::Settings;
+use crate::spool::{self, Kept, Spool};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -136,6 +137,7 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
     // it, and only what is reported is kept until every instance is built, as in Timoni: the
     // files of the instances built before a failing one are left, and nothing is printed.
     let (output_dir, mask_secrets) = (args.output_dir.as_deref(), args.mask_secrets);
+    let spool = Spool::new(spool::IN_MEMORY);
     let (_cluster, _bundle, outputs) = bundle::build_bundle_each(
         &req,
         clusters,
@@ -144,7 +146,7 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
         Some(fetcher.as_ref()),
         &|inst| match output_dir {
             Some(dir) => write_instance_files(inst, dir).map(Output::Written),
-            None => instance_section(inst, mask_secrets).map(Output::Section),
+            None => instance_section(inst, mask_secrets).map(|s| Output::Section(spool.keep(s))),
         },
     )
     .map_err(fail)?;
@@ -159,7 +161,7 @@ fn build(args: BuildArgs, rt: &RuntimeFlags, settings: &Settings) -> anyhow::Res
                 if i > 0 {
                     out.write_all(b"\n")?;
                 }
-                out.write_all(section)?;
+                spool.write_to(section, &mut out)?;
             }
         }
     }
@@ -172,7 +174,7 @@ enum Output {
     /// The report of its files written with `--output-dir`.
     Written(String),
     /// Its section of the output.
-    Section(Vec<u8>),
+    Section(Kept),
 }
 
 /// Writes an instance's objects with `--output-dir`, one file per object in a directory named
@@ -210,8 +212,6 @@ fn instance_section(
         objects = objects.iter().map(render::mask_secret).collect();
     }
     render::write_objects_yaml_between(&mut text, &objects)?;
-    // Kept until every instance is built: without the room the writes left.
-    text.shrink_to_fit();
     Ok(text)
 }
 

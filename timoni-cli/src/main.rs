@@ -25,6 +25,7 @@ mod registry_provider;
 mod runtime;
 mod settings;
 mod sign;
+mod spool;
 mod status;
 mod vendor;
 mod version;

@@ -67,6 +67,64 @@ fn bundle_build_output_is_the_same_at_any_concurrency() {
     );
 }
 
+/// Sections past the memory the run keeps them in (1 MiB) go to a temporary file: five
+/// instances with a 200 KB annotation each come out whole, in bundle order, at any concurrency.
+#[test]
+fn bundle_build_output_larger_than_kept_in_memory_comes_out_whole_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = bundles().parent().unwrap().join("module");
+    let names = ["echo", "alpha", "delta", "charlie", "bravo"];
+    let mut text =
+        String::from("bundle: {\n\tapiVersion: \"v1alpha1\"\n\tname: \"big\"\n\tinstances: {\n");
+    for (i, name) in names.iter().enumerate() {
+        let filler = format!("{i}").repeat(200_000);
+        text.push_str(&format!(
+            "\t\t{name}: {{module: url: \"file://{}\", namespace: \"ns\", values: annotations: big: \"{filler}\"}}\n",
+            module.display()
+        ));
+    }
+    text.push_str("\t}\n}\n");
+    std::fs::write(dir.path().join("big.cue"), text).unwrap();
+    let build = |concurrency: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_timoni"))
+            .args([
+                "bundle",
+                "build",
+                "-f",
+                "big.cue",
+                "--concurrency",
+                concurrency,
+            ])
+            .current_dir(dir.path())
+            .env_remove("TIMONI_KUBE_VERSION")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let one = build("1");
+    assert!(one.len() > 1 << 20, "{} bytes", one.len());
+    let sections: Vec<&str> = one.split("---\n# Instance: ").skip(1).collect();
+    assert_eq!(sections.len(), names.len());
+    for (i, (section, name)) in sections.iter().zip(names).enumerate() {
+        assert!(section.starts_with(&format!("{name}\n")), "{name}");
+        // Each of the instance's two config maps holds its filler whole, and no other.
+        let filler = format!("{i}").repeat(200_000);
+        assert_eq!(section.matches(filler.as_str()).count(), 2, "{name}");
+        for j in (0..names.len()).filter(|&j| j != i) {
+            assert!(
+                !section.contains(&format!("{j}").repeat(1000)),
+                "{name} holds {j}"
+            );
+        }
+    }
+    assert_eq!(build("3"), one);
+}
+
 #[test]
 fn bundle_build_writes_one_file_per_object_with_output_dir() {
     let dir = tempfile::tempdir().unwrap();
