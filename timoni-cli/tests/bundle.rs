@@ -86,25 +86,19 @@ fn bundle_build_output_larger_than_kept_in_memory_comes_out_whole_and_in_order()
     text.push_str("\t}\n}\n");
     std::fs::write(dir.path().join("big.cue"), text).unwrap();
     let build = |concurrency: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_timoni"))
-            .args([
-                "bundle",
-                "build",
-                "-f",
-                "big.cue",
-                "--concurrency",
-                concurrency,
-            ])
-            .current_dir(dir.path())
-            .env_remove("TIMONI_KUBE_VERSION")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(
+            std::process::Command::new(env!("CARGO_BIN_EXE_timoni"))
+                .args([
+                    "bundle",
+                    "build",
+                    "-f",
+                    "big.cue",
+                    "--concurrency",
+                    concurrency,
+                ])
+                .current_dir(dir.path())
+                .env_remove("TIMONI_KUBE_VERSION"),
+        )
     };
     let one = build("1");
     assert!(one.len() > 1 << 20, "{} bytes", one.len());

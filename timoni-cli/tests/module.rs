@@ -163,17 +163,11 @@ fn mod_show_config_of_timonis_test_module_has_what_timonis_test_expects() {
     let Some(module) = common::corpus_path("timoni/testdata-module/module") else {
         return;
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_timoni"))
-        .args(["mod", "show", "config"])
-        .arg(&module)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = common::stdout_of(
+        Command::new(env!("CARGO_BIN_EXE_timoni"))
+            .args(["mod", "show", "config"])
+            .arg(&module),
     );
-    let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("#Config: {"), "{text}");
     for want in [
         "enabled: *true | bool",

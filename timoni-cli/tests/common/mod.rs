@@ -60,6 +60,17 @@ pub fn run_timoni(
     )
 }
 
+/// The stdout of `cmd`, which must succeed (else the test fails with its stderr).
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run the command");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
 /// Log lines with the clock time of their run (`10:32AM INF ...`) written `[HH:MM] INF ...`, and
 /// the time `bundle apply` took (`applied successfully in 3s`) written `[ELAPSED]`.
 pub fn redact_log_times(text: &str) -> String {
