@@ -21,16 +21,54 @@ pub struct Spool {
 struct State {
     /// The bytes of the sections kept in memory.
     in_memory: usize,
-    /// The file and its length, once a section went there.
-    file: Option<(File, u64)>,
-    /// A file could not be made or written: everything stays in memory from then on.
-    no_file: bool,
+    file: FileState,
+}
+
+/// The file the sections past the limit go to.
+#[derive(Default)]
+enum FileState {
+    /// No section has gone past the limit yet.
+    #[default]
+    None,
+    /// The file and its length.
+    Open(File, u64),
+    /// The file could not be made or written: everything stays in memory from then on. A file
+    /// that failed a write still holds the sections written before.
+    Failed(Option<File>),
 }
 
 /// A kept section.
 pub enum Kept {
     Memory(Vec<u8>),
     File { offset: u64, len: usize },
+}
+
+impl FileState {
+    /// Appends `text` to the file, made on first use, and returns where it starts; `None` once
+    /// the file could not be made or written. A failed write may have left part of the
+    /// section in the file, past the length recorded: nothing reads it.
+    fn append(&mut self, text: &[u8]) -> Option<u64> {
+        let (mut f, len) = match std::mem::take(self) {
+            FileState::None => match tempfile::tempfile() {
+                Ok(f) => (f, 0),
+                Err(_) => {
+                    *self = FileState::Failed(None);
+                    return None;
+                }
+            },
+            FileState::Open(f, len) => (f, len),
+            failed => {
+                *self = failed;
+                return None;
+            }
+        };
+        if f.write_all(text).is_err() {
+            *self = FileState::Failed(Some(f));
+            return None;
+        }
+        *self = FileState::Open(f, len + text.len() as u64);
+        Some(len)
+    }
 }
 
 impl Spool {
@@ -42,50 +80,23 @@ impl Spool {
         }
     }
 
-    /// Keeps `text`: in memory while the sections there stay within the limit (or when the
-    /// file cannot be made or written), else at the end of the file.
-    pub fn keep(&self, text: Vec<u8>) -> Kept {
+    /// Keeps `text`: in memory while the sections there stay within the limit, else at the
+    /// end of the file (in memory when the file cannot be made or written).
+    pub fn keep(&self, mut text: Vec<u8>) -> Kept {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if st.no_file || st.in_memory + text.len() <= self.limit {
-            st.in_memory += text.len();
-            drop(st);
-            // Kept until every instance is built: without the room the writes left.
-            let mut text = text;
-            text.shrink_to_fit();
-            return Kept::Memory(text);
-        }
-        if st.file.is_none() {
-            match tempfile::tempfile() {
-                Ok(f) => st.file = Some((f, 0)),
-                Err(_) => st.no_file = true,
-            }
-        }
-        let written = match st.file.as_mut() {
-            Some((f, len)) => {
-                let offset = *len;
-                match f.write_all(&text) {
-                    Ok(()) => {
-                        *len += text.len() as u64;
-                        Some(offset)
-                    }
-                    Err(_) => None,
-                }
-            }
-            None => None,
-        };
-        match written {
-            Some(offset) => Kept::File {
+        if st.in_memory + text.len() > self.limit
+            && let Some(offset) = st.file.append(&text)
+        {
+            return Kept::File {
                 offset,
                 len: text.len(),
-            },
-            None => {
-                // A failed write may have left part of the section in the file, past the
-                // length recorded: nothing reads it, and the rest stays in memory.
-                st.no_file = true;
-                st.in_memory += text.len();
-                Kept::Memory(text)
-            }
+            };
         }
+        st.in_memory += text.len();
+        drop(st);
+        // Kept until every instance is built: without the room the writes left.
+        text.shrink_to_fit();
+        Kept::Memory(text)
     }
 
     /// Writes a kept section to `out`.
@@ -94,7 +105,7 @@ impl Spool {
             Kept::Memory(text) => out.write_all(text),
             Kept::File { offset, len } => {
                 let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                let Some((f, _)) = st.file.as_mut() else {
+                let (FileState::Open(f, _) | FileState::Failed(Some(f))) = &mut st.file else {
                     return Err(std::io::Error::other("the spool file is gone"));
                 };
                 f.seek(SeekFrom::Start(*offset))?;
@@ -144,6 +155,28 @@ mod tests {
         let (out, in_file) = round_trip(0, &sections, &[3, 2, 1, 0, 4]);
         assert_eq!(out, "charlie\nbravo bravo\nalpha\nd\n");
         assert_eq!(in_file, 4);
+    }
+
+    #[test]
+    fn a_file_that_fails_a_write_keeps_what_it_holds_and_the_rest_stays_in_memory() {
+        let path = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+        let spool = Spool::new(0);
+        let rw = File::options().read(true).write(true).open(&path).unwrap();
+        spool.state.lock().unwrap().file = FileState::Open(rw, 0);
+        let a = spool.keep(b"alpha\n".to_vec());
+        assert!(matches!(a, Kept::File { offset: 0, len: 6 }));
+        // The same file, now read-only: the next write fails.
+        let ro = File::open(&path).unwrap();
+        spool.state.lock().unwrap().file = FileState::Open(ro, 6);
+        let b = spool.keep(b"bravo\n".to_vec());
+        let c = spool.keep(b"charlie\n".to_vec());
+        assert!(matches!(b, Kept::Memory(_)));
+        assert!(matches!(c, Kept::Memory(_)));
+        let mut out = Vec::new();
+        for k in [&c, &a, &b] {
+            spool.write_to(k, &mut out).unwrap();
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), "charlie\nalpha\nbravo\n");
     }
 
     #[test]
