@@ -232,14 +232,45 @@ impl Runtime {
     pub(super) fn expand_disjunctions(&mut self, v: VId, st: NodeState) {
         let keys: Vec<u64> = st.disjs.iter().map(|c| self.disj_key(c)).collect();
         let disjs: Vec<Disjunction> = st.disjs.iter().map(|c| self.disjunction_of(c)).collect();
+        let leaf = disjs.len() == 1 && self.plain_leaf(v, &st);
+        #[cfg(test)]
+        let prune = !general_law::GENERAL.get() && !general_law::EVERY_COMBINATION.get();
+        #[cfg(not(test))]
+        let prune = true;
+        let (mut cands, mut errors, pruned) = self.combinations(v, &keys, &disjs, leaf, prune);
+        if cands.is_empty() && pruned {
+            // Every combination fails: the error names each one's failure, so those left out
+            // for their kinds are tried as well.
+            (cands, errors, _) = self.combinations(v, &keys, &disjs, leaf, false);
+        }
+        if cands.is_empty() {
+            let err = disjunction_error(errors);
+            self.vm(v).err = Some(err);
+            return;
+        }
+        self.choose_defaults(v, &disjs, cands);
+    }
+
+    /// The combinations of one alternative of each of `disjs` that do not fail, in order, and
+    /// the errors of those that do. With `prune`, an alternative that has no kind in common
+    /// with the combination so far (a struct and a string: `"soft" & {...}`) is left out
+    /// without a clone, as it would fail; the last value says whether any was.
+    fn combinations(
+        &mut self,
+        v: VId,
+        keys: &[u64],
+        disjs: &[Disjunction],
+        leaf: bool,
+        prune: bool,
+    ) -> (Vec<Cand>, Vec<Rc<Bottom>>, bool) {
         let mut cands = vec![Cand {
             choices: Default::default(),
             defaults: Default::default(),
             vertex: v,
         }];
         let mut errors: Vec<Rc<Bottom>> = Vec::new();
+        let mut pruned = false;
         let n = disjs.len();
-        let leaf = n == 1 && self.plain_leaf(v, &st);
         // One scratch node state for the clones `choose_on_leaf` evaluates: plain values
         // leave nothing in it that another clone could see (no cycle, no task).
         let mut scratch = leaf.then(NodeState::default);
@@ -247,12 +278,36 @@ impl Runtime {
             let last = i + 1 == n;
             // The disjunctions an intermediate clone leaves for later: the same for all of them.
             let defer = (!last).then(|| Rc::new(keys[i + 1..].to_vec()));
+            let alt_kinds: Vec<Option<Kind>> = if prune {
+                d.alts
+                    .iter()
+                    .map(|(c, _)| self.alternative_kind(c))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let mut next: Vec<Cand> = Vec::new();
             for cand in &cands {
+                // The kinds the combination so far can take: `v`'s own conjuncts, or the
+                // settled clone of an earlier round.
+                let have = if !prune {
+                    None
+                } else if cand.vertex == v {
+                    let vx = self.v(v);
+                    vx.err.is_none().then_some(vx.kind)
+                } else {
+                    self.settled_kind(cand.vertex, 0)
+                };
                 for j in 0..d.alts.len() {
                     if next.len() >= MAX_CANDIDATES {
                         self.aborted = Some("disjunction too large".into());
                         break;
+                    }
+                    if let (Some(have), Some(Some(k))) = (have, alt_kinds.get(j))
+                        && !have.intersects(*k)
+                    {
+                        pruned = true;
+                        continue;
                     }
                     let mut choices = cand.choices.clone();
                     choices.push(j);
@@ -295,11 +350,81 @@ impl Runtime {
                 break;
             }
         }
-        if cands.is_empty() {
-            let err = disjunction_error(errors);
-            self.vm(v).err = Some(err);
-            return;
+        (cands, errors, pruned)
+    }
+
+    /// The kinds a settled vertex can still take (its alternatives' for a disjunction), or
+    /// `None` while it is unsettled or holds an error. Later conjuncts only narrow them.
+    fn settled_kind(&self, w: VId, depth: u8) -> Option<Kind> {
+        let w = self.deref(w);
+        let wx = self.v(w);
+        if depth > 4
+            || !matches!(wx.status, Status::Evaluated | Status::Finalized)
+            || wx.err.is_some()
+        {
+            return None;
         }
+        match &wx.disj {
+            Some(d) => d.alts.iter().try_fold(Kind::BOTTOM, |k, &a| {
+                Some(k.or(self.settled_kind(a, depth + 1)?))
+            }),
+            None => Some(match &wx.scalar {
+                Some(s) => s.kind(),
+                None => wx.kind,
+            }),
+        }
+    }
+
+    /// The kinds an alternative can take, read without evaluating anything: a literal's, or
+    /// those of a settled field it names (`#A`, `pkg.#B`, `a.b`); `None` when not known.
+    fn alternative_kind(&self, c: &Conjunct) -> Option<Kind> {
+        match &c.x {
+            CExpr::Expr(id) => self.expr_kind(c.env.as_ref(), *id),
+            CExpr::Vertex(w) => self.settled_kind(*w, 0),
+            _ => None,
+        }
+    }
+
+    fn expr_kind(&self, env: Option<&EnvRef>, id: ExprId) -> Option<Kind> {
+        match self.prog.expr(id) {
+            Expr::Null => Some(Kind::NULL),
+            Expr::Bool(_) => Some(Kind::BOOL),
+            Expr::Str(_) => Some(Kind::STRING),
+            Expr::Bytes(_) => Some(Kind::BYTES),
+            Expr::Basic(k) => Some(*k),
+            Expr::Struct(sid) => {
+                let lit = &self.prog.structs[*sid as usize];
+                (!lit.has_embed).then_some(Kind::STRUCT)
+            }
+            Expr::List(_) => Some(Kind::LIST),
+            Expr::FieldRef { up, label } => {
+                let scope = super::expr::env_up(env, *up)?.vertex;
+                self.settled_kind(self.arc(scope, *label)?, 0)
+            }
+            Expr::Selector(x, label) => {
+                let base = match self.prog.expr(*x) {
+                    Expr::Import(pkg) => self.packages.get(*pkg as usize).copied().flatten()?,
+                    Expr::FieldRef { up, label } => {
+                        let scope = super::expr::env_up(env, *up)?.vertex;
+                        self.arc(scope, *label)?
+                    }
+                    _ => return None,
+                };
+                let base = self.deref(base);
+                let bx = self.v(base);
+                if bx.disj.is_some() || !matches!(bx.status, Status::Evaluated | Status::Finalized)
+                {
+                    return None;
+                }
+                self.settled_kind(self.arc(base, *label)?, 0)
+            }
+            _ => None,
+        }
+    }
+
+    /// The surviving combinations as `v`'s value: the one left, or a disjunction of them with
+    /// CUE's default modes.
+    fn choose_defaults(&mut self, v: VId, disjs: &[Disjunction], cands: Vec<Cand>) {
         // Default modes, with the dropped-default rule.
         let dropped: Vec<bool> = disjs
             .iter()
@@ -662,7 +787,8 @@ fn flatten_errors(errors: Vec<Rc<Bottom>>) -> Vec<Rc<Bottom>> {
 
 /// Disjunctions at leaves, and bottom tests of disjunctions, in many shapes: the shortcuts
 /// (`choose_on_leaf`, and `choice_meets_none` in `expr.rs`) must give what the general path
-/// gives, values, `cue eval` text and errors alike.
+/// gives, values, `cue eval` text and errors alike; and the cross product of two disjunctions
+/// gives the same with the combinations left out for their kinds as with every one tried.
 #[cfg(test)]
 pub(super) mod general_law {
     use std::cell::Cell;
@@ -675,6 +801,8 @@ pub(super) mod general_law {
     thread_local! {
         /// Takes the general path for every disjunction and bottom test.
         pub(in crate::eval) static GENERAL: Cell<bool> = const { Cell::new(false) };
+        /// Tries every combination of a cross product, none left out for its kinds.
+        pub(in crate::eval) static EVERY_COMBINATION: Cell<bool> = const { Cell::new(false) };
     }
 
     /// Alternatives: plain values, and shapes the shortcuts leave to the general path.
@@ -711,25 +839,54 @@ pub(super) mod general_law {
             any::<bool>(),
         )
             .prop_map(|(alts, others, tests, via_def)| {
-                let disj: Vec<String> = alts
-                    .iter()
-                    .map(|(a, d)| if *d { format!("*{a}") } else { a.to_string() })
-                    .collect();
-                let mut p = String::from("#D: *\"a\" | \"c\"\ny: \"a\"\n");
-                if via_def {
-                    p += &format!("#X: {}\nx: #X\n", disj.join(" | "));
-                } else {
-                    p += &format!("x: {}\n", disj.join(" | "));
-                }
-                for o in &others {
-                    p += &format!("x: {o}\n");
-                }
-                for (i, t) in tests.iter().enumerate() {
-                    p += &format!("t{i}: (x & {t}) == _|_\n");
-                    p += &format!("u{i}: ({t} & x) != _|_\n");
-                }
-                p
+                program_of(&alts, &others, &tests, via_def, &[])
             })
+    }
+
+    /// [`program`] with a second disjunction of the same field: a cross product of the two.
+    fn product() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec((prop::sample::select(ALTS), any::<bool>()), 2..4),
+            prop::collection::vec(prop::sample::select(OTHERS), 0..2),
+            prop::collection::vec(prop::sample::select(TESTS), 0..2),
+            any::<bool>(),
+            prop::collection::vec((prop::sample::select(ALTS), any::<bool>()), 2..4),
+        )
+            .prop_map(|(alts, others, tests, via_def, second)| {
+                program_of(&alts, &others, &tests, via_def, &second)
+            })
+    }
+
+    fn program_of(
+        alts: &[(&str, bool)],
+        others: &[&str],
+        tests: &[&str],
+        via_def: bool,
+        second: &[(&str, bool)],
+    ) -> String {
+        let written = |alts: &[(&str, bool)]| -> Vec<String> {
+            alts.iter()
+                .map(|(a, d)| if *d { format!("*{a}") } else { a.to_string() })
+                .collect()
+        };
+        let disj = written(alts);
+        let mut p = String::from("#D: *\"a\" | \"c\"\ny: \"a\"\n");
+        if via_def {
+            p += &format!("#X: {}\nx: #X\n", disj.join(" | "));
+        } else {
+            p += &format!("x: {}\n", disj.join(" | "));
+        }
+        for o in others {
+            p += &format!("x: {o}\n");
+        }
+        if !second.is_empty() {
+            p += &format!("x: {}\n", written(second).join(" | "));
+        }
+        for (i, t) in tests.iter().enumerate() {
+            p += &format!("t{i}: (x & {t}) == _|_\n");
+            p += &format!("u{i}: ({t} & x) != _|_\n");
+        }
+        p
     }
 
     /// The JSON export of `src` or its errors, and its `cue eval` text.
@@ -755,6 +912,15 @@ pub(super) mod general_law {
             GENERAL.set(false);
             let short = outputs(&src);
             prop_assert_eq!(general, short, "{}", src);
+        }
+
+        #[test]
+        fn combinations_left_out_for_their_kinds_change_nothing(src in product()) {
+            EVERY_COMBINATION.set(true);
+            let every = outputs(&src);
+            EVERY_COMBINATION.set(false);
+            let pruned = outputs(&src);
+            prop_assert_eq!(every, pruned, "{}", src);
         }
     }
 }
