@@ -490,6 +490,10 @@ pub struct Runtime {
     /// The data `text/template.Execute` last converted, with the vertex it came from: a
     /// module's templates commonly pass the same finished value (`config`) to every call.
     pub(crate) template_memo: Option<(VId, builtins::template::exec::V)>,
+    /// Vertices whose kind is struct only because a literal made of comprehensions yielded
+    /// nothing else (`{if c {x: 1}}`): with another value it would have been that value's
+    /// kind, so their kind says nothing about what a disjunct of them can be.
+    pub(crate) weak_kinds: rustc_hash::FxHashSet<VId>,
     /// The vertices holding a file with deferred fields (imported packages' roots): their
     /// arcs may have conjuncts not compiled yet (see `Runtime::force_conjuncts`).
     pub(crate) lazy_roots: Vec<VId>,
@@ -610,6 +614,7 @@ impl Runtime {
             sources: Vec::new(),
             parse_cache: None,
             template_memo: None,
+            weak_kinds: Default::default(),
             lazy_roots: Vec::new(),
             file_ranks: Vec::new(),
             comp_ids: 0,

@@ -158,6 +158,9 @@ impl Runtime {
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
+                if vx.kind != Kind::STRUCT {
+                    self.weak_kinds.insert(v);
+                }
                 self.add_kind(v, Kind::STRUCT, span, |_| "struct".into());
             }
         }
