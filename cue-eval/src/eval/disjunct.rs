@@ -965,7 +965,7 @@ pub(super) mod general_law {
     }
 
     /// The JSON export of `src` or its errors, and its `cue eval` text.
-    fn outputs(src: &str) -> (String, String) {
+    fn outputs(src: &str) -> Outputs {
         match Instance::from_sources(&[("t.cue".to_string(), src.to_string())]) {
             Ok(mut inst) => {
                 let json = inst.export_json().unwrap_or_else(|e| e);
@@ -977,24 +977,31 @@ pub(super) mod general_law {
         }
     }
 
+    type Outputs = (String, String);
+
+    /// The outputs of `src` with the test switch `switch` on, then off.
+    fn on_and_off(
+        switch: &'static std::thread::LocalKey<Cell<bool>>,
+        src: &str,
+    ) -> (Outputs, Outputs) {
+        switch.set(true);
+        let on = outputs(src);
+        switch.set(false);
+        (on, outputs(src))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
         #[test]
         fn shortcuts_give_what_the_general_path_gives(src in program()) {
-            GENERAL.set(true);
-            let general = outputs(&src);
-            GENERAL.set(false);
-            let short = outputs(&src);
+            let (general, short) = on_and_off(&GENERAL, &src);
             prop_assert_eq!(general, short, "{}", src);
         }
 
         #[test]
         fn combinations_left_out_for_their_kinds_change_nothing(src in product()) {
-            EVERY_COMBINATION.set(true);
-            let every = outputs(&src);
-            EVERY_COMBINATION.set(false);
-            let pruned = outputs(&src);
+            let (every, pruned) = on_and_off(&EVERY_COMBINATION, &src);
             prop_assert_eq!(every, pruned, "{}", src);
         }
     }
