@@ -284,7 +284,7 @@ impl Runtime {
             let alt_kinds: Vec<Option<Kind>> = if prune {
                 d.alts
                     .iter()
-                    .map(|(c, _)| self.alternative_kind(c))
+                    .map(|(c, _)| self.conjunct_kind(c, 0))
                     .collect()
             } else {
                 Vec::new()
@@ -367,15 +367,16 @@ impl Runtime {
             return None;
         }
         match wx.status {
-            Status::Evaluated | Status::Finalized => match &wx.disj {
-                Some(d) => d.alts.iter().try_fold(Kind::BOTTOM, |k, &a| {
-                    Some(k.or(self.kind_bound(a, depth + 1)?))
-                }),
-                None => Some(match &wx.scalar {
-                    Some(s) => s.kind(),
-                    None => wx.kind,
-                }),
-            },
+            // Its value's kinds, when each alternative's bound is known too.
+            Status::Evaluated | Status::Finalized => wx
+                .disj
+                .as_ref()
+                .is_none_or(|d| {
+                    d.alts
+                        .iter()
+                        .all(|&a| self.kind_bound(a, depth + 1).is_some())
+                })
+                .then(|| self.vertex_kind(w)),
             Status::Unprocessed if !wx.conjuncts.is_empty() => {
                 let mut k = Kind::TOP;
                 for c in &wx.conjuncts {
@@ -389,12 +390,8 @@ impl Runtime {
         }
     }
 
-    /// The kinds an alternative can take, read without evaluating anything (see
+    /// The kinds conjunct `c` can take, read without evaluating anything (see
     /// [`Self::kind_bound`]); `None` when not known.
-    fn alternative_kind(&self, c: &Conjunct) -> Option<Kind> {
-        self.conjunct_kind(c, 0)
-    }
-
     fn conjunct_kind(&self, c: &Conjunct, depth: u8) -> Option<Kind> {
         match &c.x {
             CExpr::Expr(id) => self.expr_kind(c.env.as_ref(), *id, depth),
@@ -436,16 +433,12 @@ impl Runtime {
                 }
             }
             Expr::FieldRef { up, label } => {
-                let scope = super::expr::env_up(env, *up)?.vertex;
-                self.kind_bound(self.arc(scope, *label)?, depth + 1)
+                self.kind_bound(self.field_named(env, *up, *label)?, depth + 1)
             }
             Expr::Selector(x, label) => {
                 let base = match self.prog.expr(*x) {
                     Expr::Import(pkg) => self.packages.get(*pkg as usize).copied().flatten()?,
-                    Expr::FieldRef { up, label } => {
-                        let scope = super::expr::env_up(env, *up)?.vertex;
-                        self.arc(scope, *label)?
-                    }
+                    Expr::FieldRef { up, label } => self.field_named(env, *up, *label)?,
                     _ => return None,
                 };
                 let base = self.deref(base);
@@ -456,6 +449,11 @@ impl Runtime {
             }
             _ => None,
         }
+    }
+
+    /// The field a reference `up` scopes out names, as it is now (nothing is evaluated).
+    fn field_named(&self, env: Option<&EnvRef>, up: u32, label: Label) -> Option<VId> {
+        self.arc(super::expr::env_up(env, up)?.vertex, label)
     }
 
     /// The surviving combinations as `v`'s value: the one left, or a disjunction of them with
