@@ -841,8 +841,28 @@ pub(super) mod general_law {
 
     /// Alternatives: plain values, and shapes the shortcuts leave to the general path.
     const ALTS: &[&str] = &[
-        "\"a\"", "\"b\"", "1", "1.0", "2", "true", "null", "'a'", "int", "string", "bool",
-        "number", ">0", "<=10", "int & >0", "uint8", "=~\"^a\"", "{a: 1}", "[1]", "#D", "_",
+        "\"a\"",
+        "\"b\"",
+        "1",
+        "1.0",
+        "2",
+        "true",
+        "null",
+        "'a'",
+        "int",
+        "string",
+        "bool",
+        "number",
+        ">0",
+        "<=10",
+        "int & >0",
+        "uint8",
+        "=~\"^a\"",
+        "{a: 1}",
+        "[1]",
+        "#D",
+        "_",
+        "{if false {a: 1}}",
     ];
 
     /// Other conjuncts of the same field.

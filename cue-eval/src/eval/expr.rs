@@ -1249,11 +1249,15 @@ impl Runtime {
     /// The value of an evaluated vertex that is a concrete scalar and nothing else: `Some(Some)`;
     /// `Some(None)` for one without a scalar value (a struct or list, or not concrete); `None`
     /// for one not settled (not evaluated, an error, a disjunction, constraints or fields
-    /// beside a scalar).
+    /// beside a scalar, a struct made by comprehensions that yielded nothing).
     fn settled_scalar(&self, v: VId) -> Option<Option<Value>> {
-        let vx = self.v(self.deref(v));
+        let d = self.deref(v);
+        let vx = self.v(d);
         if !matches!(vx.status, Status::Evaluated | Status::Finalized)
             || vx.err.is_some()
+            // A struct only because its comprehensions yielded nothing: with a scalar it is
+            // that scalar.
+            || self.weak_kinds.contains(&d)
             || vx.disj.is_some()
             || !vx.constraints().is_empty()
         {
