@@ -438,10 +438,11 @@ pub fn build_all_each<T: Send>(
 /// Hands the memory freed so far back to the system. The build threads allocate from arenas of
 /// their own, which cannot reuse what the calling thread freed, such as the graph of the
 /// bundle's own evaluation (about 9 KiB per instance): without this, a run's peak memory is
-/// that graph's and the builds' together.
+/// that graph's and the builds' together. The calling thread's spare vertex chunks go first.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 fn release_freed_memory() {
+    cue_eval::release_thread_memory();
     // SAFETY: `malloc_trim` has no preconditions: it takes the C allocator's locks, returns
     // the whole free pages of its arenas to the system and leaves every allocation in place.
     unsafe {
@@ -451,7 +452,9 @@ fn release_freed_memory() {
 
 /// `malloc_trim` is the GNU C library's.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn release_freed_memory() {}
+fn release_freed_memory() {
+    cue_eval::release_thread_memory();
+}
 
 thread_local! {
     /// The compiled imports a build thread of [`build_all_sharing`]'s pool keeps from one instance to

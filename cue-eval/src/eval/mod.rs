@@ -18,6 +18,7 @@
 
 pub mod api;
 mod arena;
+pub(crate) use arena::release_spare_chunks;
 mod bounds;
 pub(crate) mod builtins;
 mod closedness;
