@@ -416,8 +416,15 @@ impl Runtime {
             Expr::Bytes(_) => Some(Kind::BYTES),
             Expr::Basic(k) | Expr::Range(k, _) => Some(*k),
             Expr::Struct(sid) => {
+                // A literal made only of comprehensions is a struct only when nothing
+                // concrete makes the node something else (see `NodeState::weak_struct`).
                 let lit = &self.prog.structs[*sid as usize];
-                (!lit.has_embed).then_some(Kind::STRUCT)
+                let weak = !lit.has_member
+                    && lit
+                        .decls
+                        .iter()
+                        .any(|d| matches!(d, ir::Decl::Comprehension(_)));
+                (!lit.has_embed && !weak).then_some(Kind::STRUCT)
             }
             Expr::List(_) => Some(Kind::LIST),
             Expr::Disj(alts) => alts.iter().try_fold(Kind::BOTTOM, |k, &(a, _)| {
@@ -888,6 +895,8 @@ pub(super) mod general_law {
         "#L",
         "#S",
         "#L | {b: 2}",
+        "{if false {a: 1}}",
+        "({if false {a: 1}} & null)",
     ];
 
     /// Other conjuncts of a field with two disjunctions: those of one, and a literal made of

@@ -128,7 +128,7 @@ pub enum ListElem {
 pub struct StructLit {
     pub span: Span,
     pub decls: Vec<Decl>,
-    /// True if some declaration is an embedding or a comprehension.
+    /// True if some declaration is an embedding (comprehensions are not counted).
     pub has_embed: bool,
     /// True if it declares regular (non-definition, non-hidden) fields.
     pub has_regular: bool,
