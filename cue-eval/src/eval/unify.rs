@@ -59,7 +59,8 @@ pub(crate) struct NodeState {
     /// Cyclic references held back until a non-cyclic conjunct brings structure.
     pub(super) cyclic_refs: Vec<(VId, Conjunct, Span)>,
     /// A struct literal made only of comprehensions was added (`{if c {1}}`): the node is a
-    /// struct unless what they yield makes it a scalar or a list, decided once they have run.
+    /// struct unless a concrete value (what they yield, or another conjunct) makes it a scalar
+    /// or a list, decided once they have run; a scalar type alone gives way.
     pub(super) weak_struct: Option<Span>,
     /// Optional references met before the node's own conjuncts were all added, whose cycle
     /// check depends on whether the node has a non-cyclic conjunct.
@@ -158,10 +159,19 @@ impl Runtime {
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
-                if vx.kind != Kind::STRUCT {
+                let (kind, clean) = (vx.kind, vx.err.is_none());
+                if kind != Kind::STRUCT {
                     self.weak_kinds.insert(v);
                 }
-                self.add_kind(v, Kind::STRUCT, span, |_| "struct".into());
+                if kind.and(Kind::STRUCT).is_empty() && clean {
+                    // Only a concrete value makes such a node a scalar: a scalar type gives way
+                    // (`{if false {a: 1}} & string` is `{}`, as `cue` v0.17.1 gives it).
+                    let vx = self.vm(v);
+                    vx.kind = Kind::STRUCT;
+                    vx.val_span = span;
+                } else {
+                    self.add_kind(v, Kind::STRUCT, span, |_| "struct".into());
+                }
             }
         }
         if Self::only_cyclic(&st) {
