@@ -985,12 +985,13 @@ impl<'a> Compiler<'_, 'a> {
                 self.prog.add(Expr::Call(f, args), span)
             }
             ast::Expr::Unary { op, expr, .. } => {
+                if *op == UnaryOp::Default {
+                    // Only a disjunct may be marked as the default (`cue` rejects `*1`,
+                    // `*1 & int`, `(*1) | 2` and `[*1]`).
+                    return self.err(span, "preference mark not allowed at this position");
+                }
                 let x = self.expr(expr);
                 match op {
-                    UnaryOp::Default => {
-                        // `*x` outside a disjunction: the default mark has no effect.
-                        x
-                    }
                     UnaryOp::Pos | UnaryOp::Neg | UnaryOp::Not => {
                         // Fold negative number literals so that `-1` is a literal.
                         if *op == UnaryOp::Neg
