@@ -159,13 +159,14 @@ impl Runtime {
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
-                let (kind, clean) = (vx.kind, vx.err.is_none());
+                let (kind, clean) = (vx.kind, vx.err.is_none() && vx.constraints().is_empty());
                 if kind != Kind::STRUCT {
                     self.weak_kinds.insert(v);
                 }
                 if kind.and(Kind::STRUCT).is_empty() && clean {
                     // Only a concrete value makes such a node a scalar: a scalar type gives way
-                    // (`{if false {a: 1}} & string` is `{}`, as `cue` v0.17.1 gives it).
+                    // (`{if false {a: 1}} & string` is `{}`, as `cue` v0.17.1 gives it). A bound
+                    // or a validator does not: `cue` applies it to `{}`, which fails.
                     let vx = self.vm(v);
                     vx.kind = Kind::STRUCT;
                     vx.val_span = span;
