@@ -163,7 +163,7 @@ impl Runtime {
                 if kind != Kind::STRUCT {
                     self.weak_kinds.insert(v);
                 }
-                if kind.and(Kind::STRUCT).is_empty() && clean {
+                if !kind.is_empty() && kind.and(Kind::STRUCT).is_empty() && clean {
                     // Only a concrete value makes such a node a scalar: a scalar type gives way
                     // (`{if false {a: 1}} & string` is `{}`, as `cue` v0.17.1 gives it). A bound
                     // or a validator does not: `cue` applies it to `{}`, which fails.
