@@ -658,7 +658,9 @@ fn secret_json_named(c: &dyn Cluster, ns: &str, name: &str) -> Object {
     c.get(&obj("v1", "Secret", ns, name)).unwrap().unwrap()
 }
 
-/// Sets `status.phase` of the Widget `name` in `ns` through the status subresource.
+/// Sets `status.phase` of the Widget `name` in `ns` through the status subresource. A 404 (the
+/// object not there yet, or its kind's status subresource not served yet, on an API server
+/// that shares two cores with the other cluster tests) is retried for up to 30 seconds.
 fn set_widget_phase(kubeconfig: &Path, ns: &str, name: &str, phase: &str) {
     use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
     use kube::core::GroupVersionKind;
@@ -678,9 +680,21 @@ fn set_widget_phase(kubeconfig: &Path, ns: &str, name: &str, phase: &str) {
         );
         let api: Api<DynamicObject> = Api::namespaced_with(client, ns, &ar);
         let status = json!({"status": {"phase": phase}});
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
-            .await
-            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match api
+                .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+                .await
+            {
+                Ok(_) => break,
+                Err(kube::Error::Api(e))
+                    if e.code == 404 && std::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => panic!("setting the phase of Widget {ns}/{name}: {e}"),
+            }
+        }
     });
 }
 
