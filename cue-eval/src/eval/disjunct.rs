@@ -419,12 +419,7 @@ impl Runtime {
                 // A literal made only of comprehensions is a struct only when nothing
                 // concrete makes the node something else (see `NodeState::weak_struct`).
                 let lit = &self.prog.structs[*sid as usize];
-                let weak = !lit.has_member
-                    && lit
-                        .decls
-                        .iter()
-                        .any(|d| matches!(d, ir::Decl::Comprehension(_)));
-                (!lit.has_embed && !weak).then_some(Kind::STRUCT)
+                (!lit.has_embed && !lit.only_comprehensions()).then_some(Kind::STRUCT)
             }
             Expr::List(_) => Some(Kind::LIST),
             Expr::Disj(alts) => alts.iter().try_fold(Kind::BOTTOM, |k, &(a, _)| {

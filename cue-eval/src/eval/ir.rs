@@ -152,6 +152,17 @@ pub struct StructLit {
 pub const INDEX_DECLS: usize = 16;
 
 impl StructLit {
+    /// Whether the literal is made only of comprehensions (no member field, no embedding):
+    /// it makes a node a struct only when no concrete value makes it a scalar or a list.
+    pub fn only_comprehensions(&self) -> bool {
+        !self.has_member
+            && !self.has_embed
+            && self
+                .decls
+                .iter()
+                .any(|d| matches!(d, Decl::Comprehension(_)))
+    }
+
     /// The span of a declaration that can give a label (a field, dynamic field or pattern).
     pub fn label_decl_span(d: &Decl) -> Option<Span> {
         match d {

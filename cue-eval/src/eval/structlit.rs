@@ -59,13 +59,7 @@ impl Runtime {
             },
         );
         let _ = span;
-        if !lit.has_member
-            && !lit.has_embed
-            && lit
-                .decls
-                .iter()
-                .any(|d| matches!(d, ir::Decl::Comprehension(_)))
-        {
+        if lit.only_comprehensions() {
             // Comprehensions embed what they yield: `{if c {1}}` is 1.
             st.weak_struct.get_or_insert(span);
         } else if !lit.has_embed || lit.has_member {
