@@ -1,6 +1,9 @@
 //! Disjunctions: the cross product of a vertex's disjunctions, one clone of the vertex per
 //! combination, elimination of the clones that fail, deduplication, and CUE's default rules
-//! (modes "maybe" < "is" < "not" combined by maximum, with the "dropped default" rule).
+//! (modes "maybe" < "is" < "not" combined by maximum, with the "dropped default" rule), worked
+//! out one disjunction after the other as CUE's `crossProduct` does: the results of a
+//! disjunction nested in a chosen alternative join the combinations of the round that chose
+//! it, with their own modes.
 
 use std::rc::Rc;
 
@@ -14,15 +17,142 @@ const IS: u8 = 1;
 const NOT: u8 = 2;
 
 struct Disjunction {
-    alts: Vec<(Conjunct, bool)>,
-    has_defaults: bool,
+    /// Each alternative and its default mode.
+    alts: Vec<(Conjunct, u8)>,
 }
 
-struct Cand {
-    choices: smallvec::SmallVec<[usize; 4]>,
-    /// Per disjunction so far: whether a default was chosen (merged over equal candidates).
-    defaults: smallvec::SmallVec<[bool; 4]>,
+/// How a combination of a round was made: which combination of the round before it
+/// extends, with which alternative's mode, and, when the chosen alternative held a disjunction
+/// of its own, the mode that nested disjunction gave it.
+#[derive(Clone, Copy)]
+struct Source {
+    parent: usize,
+    alt_mode: u8,
+    nested: Nested,
+}
+
+#[derive(Clone, Copy)]
+enum Nested {
+    /// No nested disjunction.
+    None,
+    /// A nested disjunction left this one result, with this mode.
+    Single(u8),
+    /// One of the results of a nested disjunction, with its mode and its alternative's.
+    Multi(u8, u8),
+}
+
+/// A combination of a round, and every way it was made (equal ones are kept once).
+struct Entry {
+    /// The alternative chosen for each disjunction by key, nested ones included, beyond those
+    /// the expanded vertex inherited.
+    choices: smallvec::SmallVec<[(u64, usize); 4]>,
     vertex: VId,
+    /// Its default mode (CUE's `defaultMode`).
+    mode: u8,
+    /// The mode of the alternative that made it last (CUE's `origDefaultMode`).
+    orig: u8,
+    sources: smallvec::SmallVec<[Source; 1]>,
+}
+
+/// Gives the combinations of one round their default modes, from the modes of the round
+/// before (`prev`), as CUE's `crossProduct` does with the combinations that are `alive` (all
+/// when `None`); returns each one's mode and its last alternative's.
+fn one_round_modes(
+    round: &mut [Entry],
+    alive: Option<&[bool]>,
+    prev: &[(u8, u8)],
+) -> Vec<(u8, u8)> {
+    let on = |i: usize| alive.is_none_or(|a| a[i]);
+    let sources = || {
+        round
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| on(*i))
+            .flat_map(|(_, e)| e.sources.iter())
+    };
+    let left_drops = !sources().any(|s| {
+        let (m, o) = prev[s.parent];
+        m == IS || o == IS
+    });
+    let right_drops = !sources().any(|s| s.alt_mode == IS);
+    let mut decided = false;
+    for (i, e) in round.iter_mut().enumerate() {
+        let alive = on(i);
+        let mut first = true;
+        for s in &e.sources {
+            let p_mode = prev[s.parent].0;
+            let (mode, orig) = match s.nested {
+                Nested::None => (
+                    combine2(p_mode, s.alt_mode, left_drops, right_drops),
+                    s.alt_mode,
+                ),
+                Nested::Single(x) => (combine2(x, s.alt_mode, left_drops, right_drops), s.alt_mode),
+                Nested::Multi(x, xo) => {
+                    let m = combine2(p_mode, s.alt_mode.max(x), left_drops, false);
+                    decided |= alive && m != MAYBE;
+                    (m, xo)
+                }
+            };
+            if first {
+                (e.mode, e.orig) = (mode, orig);
+                first = false;
+            } else if mode == IS {
+                e.mode = IS;
+            }
+        }
+    }
+    if decided {
+        for e in round.iter_mut() {
+            if e.mode == MAYBE {
+                e.mode = NOT;
+            }
+        }
+    }
+    round.iter().map(|e| (e.mode, e.orig)).collect()
+}
+
+/// The default modes of every round's combinations, from the first round on, as CUE's
+/// `crossProduct` gives them, except that a combination no later round extends counts as
+/// eliminated in its own round already: CUE eliminates such a combination early where it
+/// breaks closedness, which this evaluator checks only once all choices are made.
+fn round_modes(rounds: &mut [Vec<Entry>], start: (u8, u8)) {
+    // Which combinations of each round some final one extends.
+    let mut alive: Vec<Vec<bool>> = rounds.iter().map(|r| vec![false; r.len()]).collect();
+    if let Some(l) = alive.last_mut() {
+        l.fill(true);
+    }
+    for i in (1..rounds.len()).rev() {
+        let (before, after) = alive.split_at_mut(i);
+        for (e, &on) in rounds[i].iter().zip(after[0].iter()) {
+            if on {
+                for s in &e.sources {
+                    before[i - 1][s.parent] = true;
+                }
+            }
+        }
+    }
+    let mut prev: Vec<(u8, u8)> = vec![start];
+    for (round, alive) in rounds.iter_mut().zip(alive.iter()) {
+        prev = one_round_modes(round, Some(alive), &prev);
+    }
+}
+
+/// The default mode of an alternative: undecided in a disjunction without marks, else
+/// whether it is marked.
+fn mark_mode(has_defaults: bool, marked: bool) -> u8 {
+    match (has_defaults, marked) {
+        (false, _) => MAYBE,
+        (true, true) => IS,
+        (true, false) => NOT,
+    }
+}
+
+/// CUE's `combineDefault2`: the modes of two sides met, a side whose defaults were all
+/// eliminated counting as undecided.
+fn combine2(a: u8, b: u8, drops_a: bool, drops_b: bool) -> u8 {
+    let a = if drops_a { MAYBE } else { a };
+    let b = if drops_b { MAYBE } else { b };
+    a.max(b)
 }
 
 /// How deep [`Runtime::kind_bound`] follows references and alternatives.
@@ -50,13 +180,12 @@ impl Runtime {
         while let Some(alt) = self.alternative(c, alts.len()) {
             alts.push(alt);
         }
-        let has_defaults = alts.iter().any(|a| a.1);
-        Disjunction { alts, has_defaults }
+        Disjunction { alts }
     }
 
-    /// Alternative `j` of disjunction conjunct `c` as a conjunct of its own, and whether it is
-    /// a default; a conjunct that is no disjunction is its own only alternative.
-    fn alternative(&mut self, c: &Conjunct, j: usize) -> Option<(Conjunct, bool)> {
+    /// Alternative `j` of disjunction conjunct `c` as a conjunct of its own, and its default
+    /// mode; a conjunct that is no disjunction is its own only alternative.
+    fn alternative(&mut self, c: &Conjunct, j: usize) -> Option<(Conjunct, u8)> {
         let ci = CloseInfo {
             optional: true,
             ..c.ci.clone()
@@ -64,6 +193,7 @@ impl Runtime {
         match &c.x {
             CExpr::Expr(id) => {
                 if let Expr::Disj(alts) = self.prog.expr(*id) {
+                    let marks = alts.iter().any(|a| a.1);
                     let &(e, d) = alts.get(j)?;
                     let conj = Conjunct {
                         env: c.env.clone(),
@@ -71,7 +201,7 @@ impl Runtime {
                         ci,
                         span: self.prog.span(e),
                     };
-                    return Some((conj, d));
+                    return Some((conj, mark_mode(marks, d)));
                 }
             }
             CExpr::Value(Value::Vertex(w)) => {
@@ -84,7 +214,7 @@ impl Runtime {
                         ci,
                         span: c.span,
                     };
-                    return Some((conj, j < d.num_defaults));
+                    return Some((conj, mark_mode(d.has_defaults, j < d.num_defaults)));
                 }
             }
             CExpr::Value(Value::Or(vs)) => {
@@ -94,11 +224,11 @@ impl Runtime {
                     ci,
                     span: c.span,
                 };
-                return Some((conj, false));
+                return Some((conj, MAYBE));
             }
             _ => {}
         }
-        (j == 0).then(|| (c.clone(), false))
+        (j == 0).then(|| (c.clone(), MAYBE))
     }
 
     /// The identity of a disjunction conjunct, stable across clones of one vertex.
@@ -149,17 +279,27 @@ impl Runtime {
         st.disjs.push(c);
     }
 
+    /// A clone of `v` for a combination of `choices`, whose mode and last alternative's mode
+    /// are `mode` and `orig`; `v`'s own choices and deferred disjunctions carry over.
     fn clone_for(
         &mut self,
         v: VId,
         choices: impl Iterator<Item = (u64, usize)>,
         defer: Option<Rc<Vec<u64>>>,
+        (mode, orig): (u8, u8),
     ) -> VId {
         let (parent, label, at, conjs) = {
             let vx = self.v(v);
             (vx.parent, vx.label, vx.arc_type, vx.conjuncts.clone())
         };
         let inherited = self.v(v).choices().cloned();
+        let defer = match (self.v(v).defer_disj(), defer) {
+            (Some(outer), Some(inner)) => {
+                Some(Rc::new(outer.iter().chain(inner.iter()).copied().collect()))
+            }
+            (Some(outer), None) => Some(outer.clone()),
+            (None, inner) => inner,
+        };
         let of = self.v(v).clone_of().unwrap_or(v);
         let c = self.new_vertex(parent, label, at);
         let cx = self.vm(c);
@@ -171,6 +311,9 @@ impl Runtime {
             clone_of: of,
             choices: Rc::new(all),
             defer_disj: defer,
+            mode,
+            orig,
+            single: None,
         }));
         c
     }
@@ -251,13 +394,18 @@ impl Runtime {
             self.vm(v).err = Some(err);
             return;
         }
-        self.choose_defaults(v, &disjs, cands);
+        self.choose_defaults(v, cands);
     }
 
     /// The combinations of one alternative of each of `disjs` that do not fail, in order, and
     /// the errors of those that do. With `prune`, an alternative that has no kind in common
     /// with the combination so far (a struct and a string: `"soft" & {...}`) is left out
     /// without a clone, as it would fail; the last value says whether any was.
+    ///
+    /// Each round meets the combinations so far with one disjunction, and gives each result
+    /// its default mode as CUE's `crossProduct` does. A clone whose chosen alternative holds a
+    /// disjunction of its own expands it at once; its results join the round in its place,
+    /// each with the choice that made it, so that later rounds build on them.
     fn combinations(
         &mut self,
         v: VId,
@@ -265,18 +413,23 @@ impl Runtime {
         disjs: &[Disjunction],
         leaf: bool,
         prune: bool,
-    ) -> (Vec<Cand>, Vec<Rc<Bottom>>, bool) {
-        let mut cands = vec![Cand {
-            choices: Default::default(),
-            defaults: Default::default(),
-            vertex: v,
-        }];
+    ) -> (Vec<Entry>, Vec<Rc<Bottom>>, bool) {
+        let start = self
+            .v(v)
+            .clone
+            .as_ref()
+            .map_or((MAYBE, MAYBE), |m| (m.mode, m.orig));
+        let inherited = self.v(v).choices().map_or(0, |c| c.len());
+        // The rounds so far; the one before the first is `v` itself.
+        let mut rounds: Vec<Vec<Entry>> = Vec::with_capacity(disjs.len());
+        let mut modes = vec![start];
         let mut errors: Vec<Rc<Bottom>> = Vec::new();
         let mut pruned = false;
         let n = disjs.len();
         // One scratch node state for the clones `choose_on_leaf` evaluates: plain values
         // leave nothing in it that another clone could see (no cycle, no task).
         let mut scratch = leaf.then(NodeState::default);
+        let none: smallvec::SmallVec<[(u64, usize); 4]> = Default::default();
         for (i, d) in disjs.iter().enumerate() {
             let last = i + 1 == n;
             // The disjunctions an intermediate clone leaves for later: the same for all of them.
@@ -289,19 +442,24 @@ impl Runtime {
             } else {
                 Vec::new()
             };
-            let mut next: Vec<Cand> = Vec::new();
-            for cand in &cands {
+            let mut next: Vec<Entry> = Vec::new();
+            let before = rounds.last().map_or(1, Vec::len);
+            for p in 0..before {
+                let (vertex, choices_so_far) = match rounds.last() {
+                    Some(r) => (r[p].vertex, r[p].choices.clone()),
+                    None => (v, none.clone()),
+                };
                 // The kinds the combination so far can take: `v`'s own conjuncts, or the
                 // settled clone of an earlier round.
                 let have = if !prune {
                     None
-                } else if cand.vertex == v {
+                } else if vertex == v {
                     let vx = self.v(v);
                     (vx.err.is_none() && !self.weak_kinds.contains(&v)).then_some(vx.kind)
                 } else {
-                    self.kind_bound(cand.vertex, 0)
+                    self.kind_bound(vertex, 0)
                 };
-                for j in 0..d.alts.len() {
+                for (j, (alt, m)) in d.alts.iter().enumerate() {
                     if next.len() >= MAX_CANDIDATES {
                         self.aborted = Some("disjunction too large".into());
                         break;
@@ -312,48 +470,102 @@ impl Runtime {
                         pruned = true;
                         continue;
                     }
-                    let mut choices = cand.choices.clone();
-                    choices.push(j);
-                    let mut defaults = cand.defaults.clone();
-                    defaults.push(d.alts[j].1);
-                    let ch = keys.iter().copied().zip(choices.iter().copied());
-                    let c = self.clone_for(v, ch, defer.clone());
+                    let mut choices = choices_so_far.clone();
+                    choices.push((keys[i], j));
+                    let c =
+                        self.clone_for(v, choices.iter().copied(), defer.clone(), (modes[p].0, *m));
                     if let Some(st) = scratch.as_mut() {
-                        self.choose_on_leaf(c, v, &d.alts[j].0, st);
+                        self.choose_on_leaf(c, v, alt, st);
                     }
                     if let Some(e) = self.failed(c, last) {
                         errors.push(e);
                         continue;
                     }
-                    if !last {
-                        // Merge with an equal candidate: their futures are the same.
-                        let mut merged = false;
-                        for o in next.iter_mut() {
-                            if self.vertices_equal(o.vertex, c, 0) {
-                                for (x, y) in o.defaults.iter_mut().zip(defaults.iter()) {
-                                    *x |= *y;
-                                }
-                                merged = true;
-                                break;
-                            }
-                        }
-                        if merged {
-                            continue;
-                        }
-                    }
-                    next.push(Cand {
-                        choices,
-                        defaults,
-                        vertex: c,
-                    });
+                    self.add_made(&mut next, c, choices, p, *m, inherited);
                 }
             }
-            cands = next;
-            if cands.is_empty() {
-                break;
+            let empty = next.is_empty();
+            // The modes the next round's clones start from, with what survived so far; with
+            // more than one round, the final ones are worked out once all are made.
+            modes = one_round_modes(&mut next, None, &modes);
+            rounds.push(next);
+            if empty {
+                return (Vec::new(), errors, pruned);
             }
         }
-        (cands, errors, pruned)
+        if rounds.len() > 1 {
+            round_modes(&mut rounds, start);
+        }
+        (rounds.pop().unwrap_or_default(), errors, pruned)
+    }
+
+    /// Adds the results of clone `c`, made for `choices` from combination `parent` of the
+    /// round before with an alternative of mode `alt_mode`: the clone, or the results of a
+    /// disjunction nested in its alternative, each with the choice that made it when it is a
+    /// clone of this one.
+    fn add_made(
+        &mut self,
+        next: &mut Vec<Entry>,
+        c: VId,
+        choices: smallvec::SmallVec<[(u64, usize); 4]>,
+        parent: usize,
+        alt_mode: u8,
+        inherited: usize,
+    ) {
+        let dc = self.deref(c);
+        let Some(inner) = self.v(dc).disj.clone() else {
+            let nested = match self.v(c).clone.as_ref().and_then(|x| x.single) {
+                Some(m) => Nested::Single(m),
+                None => Nested::None,
+            };
+            let source = Source {
+                parent,
+                alt_mode,
+                nested,
+            };
+            self.append_entry(next, c, choices, source);
+            return;
+        };
+        for (k, &a) in inner.alts.iter().enumerate() {
+            let (x_mode, x_orig) = inner.modes.get(k).copied().unwrap_or((MAYBE, MAYBE));
+            let own = self
+                .v(a)
+                .choices()
+                .filter(|ch| ch.len() >= inherited + choices.len())
+                .filter(|ch| ch[inherited..inherited + choices.len()] == choices[..])
+                .map(|ch| ch[inherited..].iter().copied().collect());
+            let source = Source {
+                parent,
+                alt_mode,
+                nested: Nested::Multi(x_mode, x_orig),
+            };
+            let choices = own.unwrap_or_else(|| choices.clone());
+            self.append_entry(next, a, choices, source);
+        }
+    }
+
+    /// Adds combination `c` of a round, made as `source` says, unless it equals one there:
+    /// that one then stays, made both ways (CUE's `appendDisjunct`).
+    fn append_entry(
+        &mut self,
+        next: &mut Vec<Entry>,
+        c: VId,
+        choices: smallvec::SmallVec<[(u64, usize); 4]>,
+        source: Source,
+    ) {
+        for o in next.iter_mut() {
+            if self.vertices_equal(o.vertex, c, 0) {
+                o.sources.push(source);
+                return;
+            }
+        }
+        next.push(Entry {
+            choices,
+            vertex: c,
+            mode: MAYBE,
+            orig: MAYBE,
+            sources: smallvec::smallvec![source],
+        });
     }
 
     /// A bound on the kinds vertex `w` can take, or `None` when none is known: those of its
@@ -460,55 +672,35 @@ impl Runtime {
 
     /// The surviving combinations as `v`'s value: the one left, or a disjunction of them with
     /// CUE's default modes.
-    fn choose_defaults(&mut self, v: VId, disjs: &[Disjunction], cands: Vec<Cand>) {
-        // Default modes, with the dropped-default rule.
-        let dropped: Vec<bool> = disjs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| d.has_defaults && !cands.iter().any(|c| c.defaults[i]))
-            .collect();
-        let mut results: Vec<(VId, u8)> = Vec::new();
-        for cand in &cands {
-            let mut mode = MAYBE;
-            for (i, d) in disjs.iter().enumerate() {
-                if !d.has_defaults || dropped[i] {
-                    continue;
-                }
-                let m = if cand.defaults[i] { IS } else { NOT };
-                mode = mode.max(m);
+    fn choose_defaults(&mut self, v: VId, cands: Vec<Entry>) {
+        if let [one] = &cands[..] {
+            let target = self.deref(one.vertex);
+            let mode = one.mode;
+            let vx = self.vm(v);
+            vx.forward = Some(target);
+            if let Some(m) = vx.clone.as_mut() {
+                m.single = Some(mode);
             }
-            let c = self.deref(cand.vertex);
-            if let Some(inner) = self.v(c).disj.clone() {
-                let inner_has_default = inner.num_defaults > 0;
-                for (k, &a) in inner.alts.iter().enumerate() {
-                    let im = if !inner_has_default {
-                        MAYBE
-                    } else if k < inner.num_defaults {
-                        IS
-                    } else {
-                        NOT
-                    };
-                    let m = if im == MAYBE {
-                        mode
-                    } else if mode == MAYBE {
-                        im
-                    } else {
-                        mode.max(im)
-                    };
-                    self.push_result(&mut results, a, m);
-                }
-            } else {
-                self.push_result(&mut results, c, mode);
-            }
-        }
-        if results.len() == 1 {
-            self.vm(v).forward = Some(results[0].0);
             return;
         }
-        let mut alts: Vec<VId> = results.iter().filter(|r| r.1 == IS).map(|r| r.0).collect();
+        let mut alts = Vec::with_capacity(cands.len());
+        let mut modes = Vec::with_capacity(cands.len());
+        for c in cands.iter().filter(|c| c.mode == IS) {
+            alts.push(self.deref(c.vertex));
+            modes.push((c.mode, c.orig));
+        }
         let num_defaults = alts.len();
-        alts.extend(results.iter().filter(|r| r.1 != IS).map(|r| r.0));
-        self.vm(v).disj = Some(Rc::new(DisjVal { alts, num_defaults }));
+        for c in cands.iter().filter(|c| c.mode != IS) {
+            alts.push(self.deref(c.vertex));
+            modes.push((c.mode, c.orig));
+        }
+        let has_defaults = cands.iter().any(|c| c.mode != MAYBE);
+        self.vm(v).disj = Some(Rc::new(DisjVal {
+            alts,
+            num_defaults,
+            has_defaults,
+            modes,
+        }));
     }
 
     /// Whether `v`, whose only disjunction is about to be expanded, is a plain leaf: its other
@@ -625,21 +817,6 @@ impl Runtime {
         self.finish_value(c);
         self.check_closed(c);
         self.vm(c).status = Status::Evaluated;
-    }
-
-    fn push_result(&mut self, results: &mut Vec<(VId, u8)>, a: VId, mode: u8) {
-        for r in results.iter_mut() {
-            let (e, em) = *r;
-            if self.vertices_equal(e, a, 0) {
-                if mode == IS || em == IS {
-                    r.1 = IS;
-                } else if em == MAYBE {
-                    r.1 = mode;
-                }
-                return;
-            }
-        }
-        results.push((a, mode));
     }
 
     /// Structural equality of two evaluated vertices, non-concrete values included.

@@ -29,14 +29,35 @@ fn leaf() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Values whose disjunctions have no disjunction as an alternative (one inside a struct or a
+/// list is a value of its own). CUE's evaluator works out the defaults of nested disjunctions
+/// one disjunction after the other, so they depend on the order of the conjuncts:
+/// in `cue` v0.17.1, `(0 | -3) & (0 | (*_ | 0))` has no default and `(0 | (*_ | 0)) & (0 | -3)`
+/// has two (its rounds traced with a print in `crossProduct`; `testdata/eval/disj_nested_*`
+/// hold such defaults). The laws hold for CUE's values without such nesting.
 fn value() -> impl Strategy<Value = String> {
-    leaf().prop_recursive(3, 16, 3, |inner| {
+    let alt = |a: String| {
+        if a.starts_with('(') {
+            format!("{{a: {a}}}")
+        } else {
+            a
+        }
+    };
+    leaf().prop_recursive(3, 16, 3, move |inner| {
         prop_oneof![
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{{a: {a}, b: {b}}}")),
             inner.clone().prop_map(|a| format!("{{a: {a}}}")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("[{a}, {b}]")),
-            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} | {b})")),
-            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("(*{a} | {b})")),
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| format!(
+                "({} | {})",
+                alt(a),
+                alt(b)
+            )),
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| format!(
+                "(*{} | {})",
+                alt(a),
+                alt(b)
+            )),
         ]
     })
 }

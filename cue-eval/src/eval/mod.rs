@@ -224,6 +224,14 @@ pub enum Status {
 pub struct DisjVal {
     pub alts: Vec<VId>,
     pub num_defaults: usize,
+    /// Whether any alternative is marked, as a default or as not one (CUE's `HasDefaults`):
+    /// the alternatives after the defaults are then not defaults where this disjunction is
+    /// met again, rather than undecided.
+    pub has_defaults: bool,
+    /// Each alternative's default mode and the mode of the alternative of the innermost
+    /// disjunction that made it (CUE's `defaultMode` and `origDefaultMode`), read where the
+    /// disjunction was nested in an alternative of another one.
+    pub modes: Vec<(u8, u8)>,
 }
 
 /// A struct literal that was unified into a vertex, for field ordering.
@@ -312,6 +320,13 @@ pub struct CloneMarks {
     /// On an intermediate clone: the disjunctions of the vertex still to be expanded, left
     /// for later (nested ones met inside chosen alternatives are expanded at once).
     pub defer_disj: Option<Rc<Vec<u64>>>,
+    /// The default mode of the combination it was made for, and that of its last chosen
+    /// alternative (CUE's `defaultMode` and `origDefaultMode`): where the clone's own nested
+    /// disjunctions start from.
+    pub mode: u8,
+    pub orig: u8,
+    /// When its nested disjunctions left one result: that result's default mode.
+    pub single: Option<u8>,
 }
 
 /// The order of a vertex's arcs once a comprehension has reserved places in it: CUE creates
