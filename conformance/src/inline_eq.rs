@@ -9,7 +9,11 @@
 //! - a hidden field `_x` of the case's package may be written `_x$pkg` in the expected value;
 //! - fields compare by label and by whether they are optional or required
 //!   ([`cue_eval::Presence`]), hidden fields and definitions included; `let` fields are no
-//!   fields.
+//!   fields;
+//! - two disjunctions compare as the sets of their alternatives with their default marks, and
+//!   a disjunction equals a value that each of its alternatives equals (an expected
+//!   `{a: 1} | {a: 1}` evaluates to one value, where the value it describes may hold two that
+//!   differ only in being closed).
 //!
 //! Where the two values are equal as [`Value::equals`] sees them they are equal here too (the
 //! harness only relaxes). Otherwise the comparison descends: errors, then disjunctions
@@ -84,16 +88,24 @@ impl Cmp<'_> {
         match (da.is_empty(), db.is_empty()) {
             (true, true) => {}
             (false, false) => {
-                let defaults = |d: &[cue_eval::Disjunct]| d.iter().filter(|x| x.default).count();
-                return da.len() == db.len()
-                    && defaults(&da) == defaults(&db)
-                    && da.iter().all(|x| {
-                        db.iter().any(|y| {
+                // The same alternatives with the same default marks, compared as sets: the
+                // expected expression is evaluated too, and a disjunction keeps one of two
+                // equal alternatives, so `{a: 1} | {a: 1}` written in an expectation is one
+                // alternative, while the value it describes holds two that differ only in
+                // being closed (`{a: 1} | #b`, which `equals` does not tell apart).
+                let covers = |p: &[cue_eval::Disjunct], q: &[cue_eval::Disjunct]| {
+                    p.iter().all(|x| {
+                        q.iter().any(|y| {
                             x.default == y.default && self.equal(&x.value, &y.value, depth + 1)
                         })
-                    });
+                    })
+                };
+                return covers(&da, &db) && covers(&db, &da);
             }
-            _ => return false,
+            // For the same reason an expected `*{} | {}` is one value, which each alternative
+            // must then equal.
+            (false, true) => return da.iter().all(|x| self.equal(&x.value, b, depth + 1)),
+            (true, false) => return db.iter().all(|y| self.equal(a, &y.value, depth + 1)),
         }
         let (ka, kb) = (shape(a, &fa), shape(b, &fb));
         if (ka == Kind::LIST) != (kb == Kind::LIST) {

@@ -554,7 +554,7 @@ impl Runtime {
         source: Source,
     ) {
         for o in next.iter_mut() {
-            if self.vertices_equal(o.vertex, c, 0) {
+            if self.equal_as(o.vertex, c, 0, true) {
                 o.sources.push(source);
                 return;
             }
@@ -821,6 +821,14 @@ impl Runtime {
 
     /// Structural equality of two evaluated vertices, non-concrete values included.
     pub fn vertices_equal(&mut self, a: VId, b: VId, depth: usize) -> bool {
+        self.equal_as(a, b, depth, false)
+    }
+
+    /// [`Self::vertices_equal`], where with `closedness` a closed struct (by a definition or
+    /// `close`, whatever `...` it has) never equals an open one, at any depth: the test by which
+    /// CUE keeps one of two equal results of a disjunction (`Equal` with `CheckStructural`), so
+    /// that `{a: 1} | #S` with `#S: {a: 1}` stays a disjunction of two.
+    fn equal_as(&mut self, a: VId, b: VId, depth: usize, closedness: bool) -> bool {
         if depth > 64 {
             return false;
         }
@@ -848,9 +856,9 @@ impl Runtime {
                 let (xa, ya) = (x.alts.clone(), y.alts.clone());
                 let nd = x.num_defaults;
                 return xa.iter().enumerate().all(|(i, &p)| {
-                    ya.iter()
-                        .enumerate()
-                        .any(|(j, &q)| (i < nd) == (j < nd) && self.vertices_equal(p, q, depth + 1))
+                    ya.iter().enumerate().any(|(j, &q)| {
+                        (i < nd) == (j < nd) && self.equal_as(p, q, depth + 1, closedness)
+                    })
                 });
             }
             _ => return false,
@@ -886,11 +894,25 @@ impl Runtime {
         if ax.is_list && ax.list_open() != bx.list_open() {
             return false;
         }
-        self.arcs_equal(a, b, depth)
+        let is_struct = |x: &Vertex| !x.is_list && x.scalar.is_none() && x.kind == Kind::STRUCT;
+        if closedness && is_struct(ax) && self.closed_struct(a) != self.closed_struct(b) {
+            return false;
+        }
+        self.arcs_equal(a, b, depth, closedness)
+    }
+
+    /// Whether struct `v` is closed: it lies in a definition, closed groups require evidence
+    /// for its fields, or a conjunct of its own was written in a definition (CUE's
+    /// `IsClosedStruct`, which does not look at `...`).
+    fn closed_struct(&self, v: VId) -> bool {
+        let vx = self.v(v);
+        !vx.closed_groups.is_empty()
+            || vx.conjuncts.iter().any(|c| c.ci.in_def)
+            || self.path_has_def(v)
     }
 
     /// Field-by-field equality of two structs (let fields aside).
-    fn arcs_equal(&mut self, a: VId, b: VId, depth: usize) -> bool {
+    fn arcs_equal(&mut self, a: VId, b: VId, depth: usize, closedness: bool) -> bool {
         let fa: Vec<VId> = self
             .v(a)
             .arcs
@@ -913,7 +935,9 @@ impl Runtime {
             let Some(y) = fb.iter().copied().find(|&y| self.v(y).label == l) else {
                 return false;
             };
-            if self.v(x).arc_type != self.v(y).arc_type || !self.vertices_equal(x, y, depth + 1) {
+            if self.v(x).arc_type != self.v(y).arc_type
+                || !self.equal_as(x, y, depth + 1, closedness)
+            {
                 return false;
             }
         }
