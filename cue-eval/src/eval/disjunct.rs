@@ -481,7 +481,7 @@ impl Runtime {
                         errors.push(e);
                         continue;
                     }
-                    self.add_made(&mut next, c, choices, p, *m, inherited);
+                    self.add_made(&mut next, c, choices, (p, *m), inherited, last);
                 }
             }
             let empty = next.is_empty();
@@ -508,9 +508,9 @@ impl Runtime {
         next: &mut Vec<Entry>,
         c: VId,
         choices: smallvec::SmallVec<[(u64, usize); 4]>,
-        parent: usize,
-        alt_mode: u8,
+        (parent, alt_mode): (usize, u8),
         inherited: usize,
+        last: bool,
     ) {
         let dc = self.deref(c);
         let Some(inner) = self.v(dc).disj.clone() else {
@@ -523,7 +523,7 @@ impl Runtime {
                 alt_mode,
                 nested,
             };
-            self.append_entry(next, c, choices, source);
+            self.append_entry(next, c, choices, source, last);
             return;
         };
         for (k, &a) in inner.alts.iter().enumerate() {
@@ -540,20 +540,30 @@ impl Runtime {
                 nested: Nested::Multi(x_mode, x_orig),
             };
             let choices = own.unwrap_or_else(|| choices.clone());
-            self.append_entry(next, a, choices, source);
+            self.append_entry(next, a, choices, source, last);
         }
     }
 
     /// Adds combination `c` of a round, made as `source` says, unless it equals one there:
-    /// that one then stays, made both ways (CUE's `appendDisjunct`).
+    /// that one then stays, made both ways (CUE's `appendDisjunct`). Before the `last` round,
+    /// a combination whose kind a literal of comprehensions set (see `Runtime::weak_kinds`)
+    /// is kept apart: its kind hides what it was, so an equal one may still end otherwise
+    /// (`int` and `_` with `{if false {a: 1}}` are both `{}` until `"a"` comes).
     fn append_entry(
         &mut self,
         next: &mut Vec<Entry>,
         c: VId,
         choices: smallvec::SmallVec<[(u64, usize); 4]>,
         source: Source,
+        last: bool,
     ) {
+        let weak =
+            |rt: &Self, x: VId| rt.weak_kinds.contains(&x) || rt.weak_kinds.contains(&rt.deref(x));
+        let apart = !last && weak(self, c);
         for o in next.iter_mut() {
+            if apart || !last && weak(self, o.vertex) {
+                continue;
+            }
             if self.equal_as(o.vertex, c, 0, true) {
                 o.sources.push(source);
                 return;
