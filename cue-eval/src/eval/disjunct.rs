@@ -263,6 +263,11 @@ impl Runtime {
             && let Some(&(_, j)) = ch.iter().find(|(k, _)| *k == key)
         {
             if let Some((alt, _)) = self.alternative(&c, j) {
+                if self.group_closed(alt.ci.group)
+                    && let Some(m) = self.vm(v).clone.as_mut()
+                {
+                    m.closed_choice = true;
+                }
                 if st.conjuncts_done {
                     self.add_conjunct(v, st, alt);
                 } else {
@@ -314,6 +319,7 @@ impl Runtime {
             mode,
             orig,
             single: None,
+            closed_choice: false,
         }));
         c
     }
@@ -549,6 +555,12 @@ impl Runtime {
     /// a combination whose kind a literal of comprehensions set (see `Runtime::weak_kinds`)
     /// is kept apart: its kind hides what it was, so an equal one may still end otherwise
     /// (`int` and `_` with `{if false {a: 1}}` are both `{}` until `"a"` comes).
+    ///
+    /// A closed struct and an open one are told apart only when both extend the same
+    /// combination of the round before: `cue` v0.17.1 keeps `{a: 1} | #S` and
+    /// `{a: 1} & (_ | #S)` as two, but compares results of different combinations as
+    /// unfinished nodes (`equalPartialNode`), without their closedness, so
+    /// `(#S | {a: 1}) & ({a: 1} | null)` is `{a: 1}`.
     fn append_entry(
         &mut self,
         next: &mut Vec<Entry>,
@@ -564,7 +576,8 @@ impl Runtime {
             if apart || !last && weak(self, o.vertex) {
                 continue;
             }
-            if self.equal_as(o.vertex, c, 0, true) {
+            let closedness = o.sources[0].parent == source.parent;
+            if self.equal_as(o.vertex, c, 0, closedness) {
                 o.sources.push(source);
                 return;
             }
@@ -912,12 +925,13 @@ impl Runtime {
     }
 
     /// Whether struct `v` is closed: it lies in a definition, closed groups require evidence
-    /// for its fields, or a conjunct of its own was written in a definition (CUE's
-    /// `IsClosedStruct`, which does not look at `...`).
+    /// for its fields, a conjunct of its own was written in a definition, or an alternative it
+    /// took came from one (CUE's `IsClosedStruct`, which does not look at `...`).
     fn closed_struct(&self, v: VId) -> bool {
         let vx = self.v(v);
         !vx.closed_groups.is_empty()
             || vx.conjuncts.iter().any(|c| c.ci.in_def)
+            || vx.clone.as_ref().is_some_and(|m| m.closed_choice)
             || self.path_has_def(v)
     }
 

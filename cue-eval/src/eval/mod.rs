@@ -327,6 +327,9 @@ pub struct CloneMarks {
     pub orig: u8,
     /// When its nested disjunctions left one result: that result's default mode.
     pub single: Option<u8>,
+    /// An alternative it took lies in a closed group (it came from a definition): CUE's
+    /// struct is then closed, even where the alternative is `_`.
+    pub closed_choice: bool,
 }
 
 /// The order of a vertex's arcs once a comprehension has reserved places in it: CUE creates
