@@ -156,6 +156,14 @@ impl Runtime {
         }
         self.in_tasks.pop();
         self.run_post_checks(v);
+        // On a clone whose disjunctions are not all chosen yet, a value may still come (`"a"`
+        // of a later one): the literal is left undecided there, as `cue` leaves it until the
+        // last disjunction, and only its kind is marked as not telling anything.
+        let undecided = self.v(v).defer_disj().is_some_and(|d| !d.is_empty());
+        if undecided && st.weak_struct.is_some() {
+            st.weak_struct = None;
+            self.weak_kinds.insert(v);
+        }
         if let Some(span) = st.weak_struct.take() {
             let vx = self.v(v);
             if vx.scalar.is_none() && !vx.is_list {
