@@ -12,7 +12,7 @@ use super::unify::NodeState;
 use super::value::{Bottom, ErrCode, Value};
 use super::*;
 
-const MAYBE: u8 = 0;
+pub(super) const MAYBE: u8 = 0;
 const IS: u8 = 1;
 const NOT: u8 = 2;
 
@@ -208,13 +208,14 @@ impl Runtime {
                 let w = self.deref(*w);
                 if let Some(d) = &self.v(w).disj {
                     let &a = d.alts.get(j)?;
+                    let marks = d.has_defaults();
                     let conj = Conjunct {
                         env: None,
                         x: CExpr::Vertex(a),
                         ci,
                         span: c.span,
                     };
-                    return Some((conj, mark_mode(d.has_defaults, j < d.num_defaults)));
+                    return Some((conj, mark_mode(marks, j < d.num_defaults)));
                 }
             }
             CExpr::Value(Value::Or(vs)) => {
@@ -435,7 +436,6 @@ impl Runtime {
         // One scratch node state for the clones `choose_on_leaf` evaluates: plain values
         // leave nothing in it that another clone could see (no cycle, no task).
         let mut scratch = leaf.then(NodeState::default);
-        let none: smallvec::SmallVec<[(u64, usize); 4]> = Default::default();
         for (i, d) in disjs.iter().enumerate() {
             let last = i + 1 == n;
             // The disjunctions an intermediate clone leaves for later: the same for all of them.
@@ -453,7 +453,7 @@ impl Runtime {
             for p in 0..before {
                 let (vertex, choices_so_far) = match rounds.last() {
                     Some(r) => (r[p].vertex, r[p].choices.clone()),
-                    None => (v, none.clone()),
+                    None => (v, Default::default()),
                 };
                 // The kinds the combination so far can take: `v`'s own conjuncts, or the
                 // settled clone of an earlier round.
@@ -717,11 +717,9 @@ impl Runtime {
             alts.push(self.deref(c.vertex));
             modes.push((c.mode, c.orig));
         }
-        let has_defaults = cands.iter().any(|c| c.mode != MAYBE);
         self.vm(v).disj = Some(Rc::new(DisjVal {
             alts,
             num_defaults,
-            has_defaults,
             modes,
         }));
     }

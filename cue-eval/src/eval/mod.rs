@@ -224,14 +224,19 @@ pub enum Status {
 pub struct DisjVal {
     pub alts: Vec<VId>,
     pub num_defaults: usize,
-    /// Whether any alternative is marked, as a default or as not one (CUE's `HasDefaults`):
-    /// the alternatives after the defaults are then not defaults where this disjunction is
-    /// met again, rather than undecided.
-    pub has_defaults: bool,
     /// Each alternative's default mode and the mode of the alternative of the innermost
     /// disjunction that made it (CUE's `defaultMode` and `origDefaultMode`), read where the
     /// disjunction was nested in an alternative of another one.
     pub modes: Vec<(u8, u8)>,
+}
+
+impl DisjVal {
+    /// Whether any alternative is marked, as a default or as not one (CUE's `HasDefaults`):
+    /// the alternatives after the defaults are then not defaults where this disjunction is
+    /// met again, rather than undecided.
+    pub fn has_defaults(&self) -> bool {
+        self.modes.iter().any(|&(m, _)| m != disjunct::MAYBE)
+    }
 }
 
 /// A struct literal that was unified into a vertex, for field ordering.
