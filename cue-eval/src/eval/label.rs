@@ -182,45 +182,10 @@ pub fn is_identifier(s: &str) -> bool {
 /// Go's `strconv.Quote` (`%q`): Go's escapes, as Go prints texts in messages (template output,
 /// `net` and number-literal errors).
 pub fn go_quote(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\t' => o.push_str("\\t"),
-            '\r' => o.push_str("\\r"),
-            '\u{7}' => o.push_str("\\a"),
-            '\u{8}' => o.push_str("\\b"),
-            '\u{c}' => o.push_str("\\f"),
-            '\u{b}' => o.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                o.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
+    crate::syntax::quote::quote_with(s, crate::syntax::quote::Form::GO)
 }
 
-/// A Go-style double-quoted string, as CUE prints quoted labels and strings.
+/// A double-quoted string with CUE's escapes, as CUE prints quoted labels and strings.
 pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::syntax::quote::quote_with(s, crate::syntax::quote::Form::CUE)
 }

@@ -1,6 +1,6 @@
 //! The CUE front end: the lexer ([`lexer`], logos, modal for interpolation), the parser
 //! (`grammar.lalrpop` and `parser.rs`, LALRPOP, recovering), the syntax tree ([`ast`]), literal
-//! decoding ([`literal`]), the `cue fmt` layout ([`format`](mod@format)), the structural tree dump
+//! decoding ([`literal`]), quoting as Go and CUE do (`quote`), the `cue fmt` layout ([`format`](mod@format)), the structural tree dump
 //! ([`dump`]), source files and positions ([`source`]) and miette diagnostics ([`diagnostic`]).
 //!
 //! Embedders use [`Document`]: a parsed file to query and edit by field (labels, attributes,
@@ -32,6 +32,7 @@ pub(crate) mod literal;
 #[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
 pub(crate) mod parser;
 mod query;
+pub(crate) mod quote;
 pub mod source;
 
 /// Label and string quoting as CUE writes them: whether a label needs quotes, and a

@@ -9,10 +9,11 @@ use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 
 use super::k::*;
-use super::{R, Runtime, StdMember, a_bool, a_int, a_num, a_str, func, string};
-use crate::eval::label::quote;
+use super::{R, Runtime, StdMember, a_bool, a_int, a_num, a_str, constant, func, string};
+use crate::eval::label::{go_quote, quote};
 use crate::eval::value::{Bottom, Value};
 use crate::num::{Num, NumKind};
+use crate::syntax::quote::{Form, is_graphic, is_print, quote_with};
 
 pub(super) static MEMBERS: &[StdMember] = &[
     func("strconv.Atoi", &[S], atoi),
@@ -28,13 +29,29 @@ pub(super) static MEMBERS: &[StdMember] = &[
         string(a_bool(a, 0)?.to_string())
     }),
     func("strconv.FormatFloat", &[N, T, I, I], format_float),
-    func("strconv.Quote", &[S], |_, a| string(quote(&a_str(a, 0)?))),
-    func("strconv.QuoteToASCII", &[S], |_, a| {
-        string(quote_ascii(&a_str(a, 0)?))
+    func("strconv.Quote", &[S], |_, a| {
+        string(go_quote(&a_str(a, 0)?))
     }),
+    func("strconv.QuoteToASCII", &[S], |_, a| quote_as(a, ASCII, '"')),
     func("strconv.QuoteToGraphic", &[S], |_, a| {
-        string(quote(&a_str(a, 0)?))
+        quote_as(a, GRAPHIC, '"')
     }),
+    func("strconv.QuoteRune", &[I], |_, a| {
+        quote_as(a, Form::GO, '\'')
+    }),
+    func("strconv.QuoteRuneToASCII", &[I], |_, a| {
+        quote_as(a, ASCII, '\'')
+    }),
+    func("strconv.QuoteRuneToGraphic", &[I], |_, a| {
+        quote_as(a, GRAPHIC, '\'')
+    }),
+    func("strconv.IsPrint", &[I], |_, a| {
+        Ok(Value::Bool(a_rune(a, 0)?.is_some_and(is_print)))
+    }),
+    func("strconv.IsGraphic", &[I], |_, a| {
+        Ok(Value::Bool(a_rune(a, 0)?.is_some_and(is_graphic)))
+    }),
+    constant("strconv.IntSize", |_| Value::int(64)),
     func("strconv.Unquote", &[S], unquote),
 ];
 
@@ -354,22 +371,35 @@ pub(super) fn go_format_float(f: f64, fmt: char, prec: i64, f32: bool) -> String
     }
 }
 
-fn quote_ascii(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (' '..='~').contains(&c) => out.push(c),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
+/// Go's `QuoteToASCII` form.
+const ASCII: Form = Form {
+    ascii_only: true,
+    ..Form::GO
+};
+
+/// Go's `QuoteToGraphic` form.
+const GRAPHIC: Form = Form {
+    graphic_only: true,
+    ..Form::GO
+};
+
+/// A rune argument: an int that fits Go's `rune` (`int32`). `None` for one that is no Unicode
+/// character (negative, a surrogate, above U+10FFFF), which Go quotes as U+FFFD.
+fn a_rune(a: &[Value], i: usize) -> Result<Option<char>, Rc<Bottom>> {
+    let n = a_int(a, i)?;
+    let r = i32::try_from(n)
+        .map_err(|_| Bottom::eval(format!("int {n} overflows rune in argument {i}")))?;
+    Ok(u32::try_from(r).ok().and_then(char::from_u32))
+}
+
+/// The string argument, or for a rune quote the rune argument, quoted in `form` with `q`.
+fn quote_as(a: &[Value], form: Form, q: char) -> R {
+    let form = Form { quote: q, ..form };
+    if q == '"' {
+        return string(quote_with(&a_str(a, 0)?, form));
     }
-    out.push('"');
-    out
+    let c = a_rune(a, 0)?.unwrap_or('\u{fffd}');
+    string(quote_with(c.encode_utf8(&mut [0; 4]), form))
 }
 
 fn unquote(_: &mut Runtime, a: &[Value]) -> R {
