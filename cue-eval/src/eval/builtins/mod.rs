@@ -12,6 +12,7 @@ mod crypto;
 #[cfg(test)]
 mod data_tests;
 mod encoding;
+mod html;
 mod list;
 pub(super) mod math;
 mod net;
@@ -146,6 +147,7 @@ static TABLES: &[&[StdMember]] = &[
     template::MEMBERS,
     tabwriter::MEMBERS,
     toml::MEMBERS,
+    html::MEMBERS,
 ];
 
 static REGISTRY: LazyLock<Vec<&'static StdMember>> =
