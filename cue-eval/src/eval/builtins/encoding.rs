@@ -403,15 +403,22 @@ fn check_encoding(v: &Value, pkg: &str) -> Result<(), Rc<Bottom>> {
     }
 }
 
+/// Go's `base64.StdEncoding.DecodeString`, which skips `\r` and `\n` anywhere in the input; an
+/// error names the offset of the bad byte in the input as given.
 fn base64_decode(s: &[u8]) -> R {
     use base64::DecodeError as E;
-    match base64::engine::general_purpose::STANDARD.decode(s) {
+    let kept: Vec<usize> = (0..s.len())
+        .filter(|&i| s[i] != b'\r' && s[i] != b'\n')
+        .collect();
+    let text: Vec<u8> = kept.iter().map(|&i| s[i]).collect();
+    match base64::engine::general_purpose::STANDARD.decode(&text) {
         Ok(b) => bytes(b),
         Err(e) => {
             let at = match e {
                 E::InvalidByte(off, _) => off,
-                _ => s.len() / 4 * 4,
+                _ => text.len() / 4 * 4,
             };
+            let at = kept.get(at).copied().unwrap_or(s.len());
             Err(Bottom::eval(format!(
                 "illegal base64 data at input byte {at}"
             )))

@@ -205,8 +205,10 @@ fn find_all_submatch(rt: &mut Runtime, a: &[Value]) -> R {
     Ok(rt.make_list_values(vals))
 }
 
+/// The named groups of a match as a struct. Go returns them as a map, which CUE turns into a
+/// struct with its keys sorted.
 fn named(rt: &mut Runtime, re: &regex::Regex, c: &regex::Captures<'_>) -> Value {
-    let fields = re
+    let mut fields: Vec<(String, Value)> = re
         .capture_names()
         .enumerate()
         .filter_map(|(i, name)| {
@@ -216,6 +218,7 @@ fn named(rt: &mut Runtime, re: &regex::Regex, c: &regex::Captures<'_>) -> Value 
             })
         })
         .collect();
+    fields.sort_by(|a, b| a.0.cmp(&b.0));
     rt.make_struct(fields)
 }
 
