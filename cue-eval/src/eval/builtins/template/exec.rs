@@ -581,15 +581,16 @@ fn arg_text(a: &Arg) -> String {
     }
 }
 
-/// `.a.b` of a value: map keys; a missing key is no value.
+/// `.a.b` of a value: map keys. A missing key is no value, and so is every field after it (Go
+/// reads fields of the invalid value as invalid), while a field of a present `null` is an error.
 fn field(p: &Pipe, v: &V, path: &[String]) -> Res<V> {
     let mut cur = v.clone();
     for name in path {
         cur = match &cur {
-            V::Map(m) => m
-                .iter()
-                .find(|(k, _)| k == name)
-                .map_or(V::Nil, |x| x.1.clone()),
+            V::Map(m) => match m.iter().find(|(k, _)| k == name) {
+                Some(x) => x.1.clone(),
+                None => return Ok(V::Nil),
+            },
             V::Nil => {
                 return Err(exec_err(
                     p,
