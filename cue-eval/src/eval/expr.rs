@@ -1651,8 +1651,20 @@ impl Runtime {
         None
     }
 
-    /// Structural equality of two concrete values (`==`).
+    /// Equality of two concrete values as `==` tests it: numbers by value (`1 == 1.0`), lists and
+    /// structs by [`Self::values_equal_structural`].
     pub(super) fn values_equal(&mut self, a: &Value, b: &Value) -> bool {
+        self.equal_values(a, b, false)
+    }
+
+    /// Equality of two concrete values as CUE's `Equal` tests the elements of lists and
+    /// structs, and `list.Contains` and `list.UniqueItems` their items: a number equals a number
+    /// of its own kind only (`[1] == [1.0]` is false).
+    pub(super) fn values_equal_structural(&mut self, a: &Value, b: &Value) -> bool {
+        self.equal_values(a, b, true)
+    }
+
+    fn equal_values(&mut self, a: &Value, b: &Value, structural: bool) -> bool {
         match (a, b) {
             (Value::Vertex(x), Value::Vertex(y)) => {
                 let (x, y) = (*x, *y);
@@ -1690,7 +1702,7 @@ impl Runtime {
                     let vb = self.concrete(vb);
                     match (va, vb) {
                         (Ok(va), Ok(vb)) => {
-                            if !self.values_equal(&va, &vb) {
+                            if !self.equal_values(&va, &vb, true) {
                                 return false;
                             }
                         }
@@ -1700,6 +1712,7 @@ impl Runtime {
                 true
             }
             (Value::Vertex(_), _) | (_, Value::Vertex(_)) => false,
+            _ if structural => same_scalar(a, b),
             _ => scalar_eq(a, b),
         }
     }

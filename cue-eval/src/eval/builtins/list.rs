@@ -236,7 +236,7 @@ fn unique_items(rt: &mut Runtime, a: &[Value]) -> R {
     }
     for i in 0..vals.len() {
         for j in i + 1..vals.len() {
-            if rt.values_equal(&vals[i], &vals[j]) {
+            if rt.values_equal_structural(&vals[i], &vals[j]) {
                 let msg = if vals[i].is_concrete_scalar() {
                     format!(
                         "equal value ({}) at position {} and {}",
@@ -257,7 +257,7 @@ fn unique_items(rt: &mut Runtime, a: &[Value]) -> R {
 fn contains(rt: &mut Runtime, a: &[Value]) -> R {
     let x = items(rt, a, "list.Contains")?;
     for it in x {
-        if rt.values_equal(&it, &a[1]) {
+        if rt.values_equal_structural(&it, &a[1]) {
             return Ok(Value::Bool(true));
         }
     }
