@@ -11,7 +11,7 @@ use crate::literal;
 use crate::num::Num;
 
 use super::ir::*;
-use super::label::{Interner, Label};
+use super::label::{Interner, Label, quote};
 use super::value::Kind;
 
 /// A file's scope: its own names (imports, lets), and the fields of its package.
@@ -233,7 +233,7 @@ impl Program {
 /// Compiles the files of one package into struct literals, one per file, all sharing a scope for
 /// their top-level fields. Returns the struct ids in file order.
 pub fn compile_package(prog: &mut Program, files: &[&ast::File]) -> Vec<StructId> {
-    compile_package_deferred(prog, files, &[])
+    compile_files(prog, files, &[], true)
 }
 
 /// [`compile_package`] for files that also have [deferred fields](DeferredField), by file
@@ -242,6 +242,19 @@ pub fn compile_package_deferred(
     prog: &mut Program,
     files: &[&ast::File],
     deferred: &[&[DeferredField]],
+) -> Vec<StructId> {
+    compile_files(prog, files, deferred, false)
+}
+
+/// Compiles the files of one package. With `check_imports` (a package whose files are compiled
+/// whole), an import that no identifier of its file refers to is an error, as in `cue`; the
+/// files of an imported package may have had declarations left out by the loader, so there
+/// such an import proves nothing.
+fn compile_files(
+    prog: &mut Program,
+    files: &[&ast::File],
+    deferred: &[&[DeferredField]],
+    check_imports: bool,
 ) -> Vec<StructId> {
     let mut top: HashMap<Rc<str>, Binding> = HashMap::default();
     for (i, f) in files.iter().enumerate() {
@@ -264,6 +277,7 @@ pub fn compile_package_deferred(
             explicit_open: file_has_experiment(f, "explicitopen"),
             aliasv2: file_has_experiment(f, "aliasv2"),
             literals: Default::default(),
+            used_imports: Default::default(),
         };
         // The file scope: this file's imports, lets and aliases, then the package's fields.
         let mut names = HashMap::default();
@@ -285,6 +299,9 @@ pub fn compile_package_deferred(
         }
         let lazy = deferred.get(i).copied().unwrap_or_default();
         let id = c.struct_lit(&f.decls, f.span, Some((names, top.clone())), lazy);
+        if check_imports {
+            c.unused_imports(f);
+        }
         out.push(id);
     }
     out
@@ -357,6 +374,7 @@ pub fn compile_lazy(prog: &mut Program, id: ExprId, parsed: &ParsedLazy) {
                 explicit_open: sc.explicit_open,
                 aliasv2: sc.aliasv2,
                 literals: Default::default(),
+                used_imports: Default::default(),
             };
             let value = c.value_with_alias(&f.value);
             prog.errors.truncate(errors);
@@ -442,6 +460,8 @@ struct Compiler<'p, 'a> {
     /// The first expression compiled from each literal's text in this file: a literal written
     /// again shares its expression (concrete data repeats a few: `"string"`, `"object"`, `0`).
     literals: rustc_hash::FxHashMap<&'a str, ExprId>,
+    /// The imports an identifier of this file resolved to.
+    used_imports: rustc_hash::FxHashSet<u32>,
 }
 
 /// Whether a file carries `@experiment(name)` (possibly among other experiments).
@@ -453,6 +473,29 @@ fn file_has_experiment(f: &ast::File, name: &str) -> bool {
 }
 
 impl<'a> Compiler<'_, 'a> {
+    /// Reports each import of file `f` that nothing in the file referred to, as `cue` words it:
+    /// `imported and not used: "strings"`, with ` as s` for an import given a name.
+    fn unused_imports(&mut self, f: &ast::File) {
+        for d in &f.decls {
+            let ast::Decl::Import(imp) = d else { continue };
+            for spec in &imp.specs {
+                let Ok(b) = literal::decode(&spec.path.raw) else {
+                    continue;
+                };
+                let path = String::from_utf8_lossy(&b).into_owned();
+                let id = self.prog.import_id(&path);
+                if self.used_imports.contains(&id) {
+                    continue;
+                }
+                let msg = match &spec.name {
+                    Some(n) => format!("imported and not used: {} as {}", quote(&path), n.name),
+                    None => format!("imported and not used: {}", quote(&path)),
+                };
+                self.err(spec.span, msg);
+            }
+        }
+    }
+
     fn err(&mut self, span: Span, msg: impl Into<String>) -> ExprId {
         let msg = msg.into();
         self.prog.errors.push(CompileError {
@@ -833,7 +876,10 @@ impl<'a> Compiler<'_, 'a> {
                         up: up + 1,
                         lists: 0,
                     },
-                    Binding::Import(id) => Expr::Import(id),
+                    Binding::Import(id) => {
+                        self.used_imports.insert(id);
+                        Expr::Import(id)
+                    }
                 };
                 return self.prog.add(e, span);
             }
