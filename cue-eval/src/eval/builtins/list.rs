@@ -265,6 +265,16 @@ fn contains(rt: &mut Runtime, a: &[Value]) -> R {
 }
 
 /// A decimal result as CUE converts it: an int when it is integral, a float otherwise.
+/// [`dec_value`] that keeps the sign of a zero: apd's `Mul` and `Copysign` give `-0`, which
+/// `cue` prints as such, where rounding functions give a plain `0`.
+pub(super) fn dec_value_signed(n: Num) -> Value {
+    if n.is_zero() && n.is_sign_negative() {
+        let z = Num::from_parts(true, num_bigint::BigUint::from(0u8), 0);
+        return Value::num(z, NumKind::Int);
+    }
+    dec_value(n)
+}
+
 pub(super) fn dec_value(n: Num) -> Value {
     if n.is_integral()
         && let Some(b) = n.to_bigint()
@@ -338,7 +348,7 @@ fn product(rt: &mut Runtime, a: &[Value]) -> R {
     for n in &x {
         p = p.checked_mul(n).map_err(|e| Bottom::eval(e.to_string()))?;
     }
-    Ok(dec_value(p))
+    Ok(dec_value_signed(p))
 }
 
 fn sum(rt: &mut Runtime, a: &[Value]) -> R {

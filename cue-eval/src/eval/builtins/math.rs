@@ -13,7 +13,7 @@ use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use super::k::*;
-use super::list::dec_value;
+use super::list::{dec_value, dec_value_signed};
 use super::{R, Runtime, StdMember, a_int, a_num, constant, func, valid};
 use crate::eval::value::{Bottom, Value};
 use crate::num::{Num, NumKind};
@@ -412,7 +412,11 @@ fn multiple_of(_: &mut Runtime, a: &[Value]) -> R {
 fn copysign(_: &mut Runtime, a: &[Value]) -> R {
     let ((x, _), (y, _)) = (a_num(a, 0)?, a_num(a, 1)?);
     let m = x.abs();
-    Ok(dec_value(if y.is_sign_negative() { m.neg() } else { m }))
+    Ok(dec_value_signed(if y.is_sign_negative() {
+        Num::from_parts(true, m.coefficient(), m.exponent())
+    } else {
+        m
+    }))
 }
 
 fn dim(_: &mut Runtime, a: &[Value]) -> R {
@@ -670,6 +674,10 @@ fn cbrt(x: &Num) -> Result<Num, Rc<Bottom>> {
 /// x**y: exact for integer y (within the precision), exp(y ln x) otherwise.
 fn pow(x: &Num, y: &Num) -> Result<Num, Rc<Bottom>> {
     if y.is_zero() {
+        if x.is_zero() {
+            // apd: 0**0 is NaN.
+            return Err(Bottom::eval("invalid operation"));
+        }
         return Ok(Num::from_i64(1));
     }
     if y.is_integral()
@@ -694,10 +702,12 @@ fn pow(x: &Num, y: &Num) -> Result<Num, Rc<Bottom>> {
                 let num = Num::from_parts(p.is_negative(), p.magnitude().clone(), -(s as i32));
                 return Ok(round_num(&num));
             }
-            // 1 / (p / 10^s) = 10^s / p
-            let numr = Num::from_parts(false, BigUint::one(), s as i32);
-            let den = Num::from_parts(p.is_negative(), p.magnitude().clone(), 0);
-            return numr.quo(&den).map_err(|e| Bottom::eval(e.to_string()));
+            // 1 / x**|n|, divided as apd divides: to the working precision of apd's `Pow`
+            // (34 digits and 10 more, or the digits of x), then rounded to 34 digits, so
+            // that `2**-1` is `0.5000…` with 34 digits as in `cue`.
+            let den = Num::from_parts(p.is_negative(), p.magnitude().clone(), -(s as i32));
+            let prec = PRECISION.max(x.coefficient().to_string().len()) + 10;
+            return Ok(round_num(&reciprocal(&den, prec)));
         }
     }
     if x.is_sign_negative() {
@@ -709,6 +719,32 @@ fn pow(x: &Num, y: &Num) -> Result<Num, Rc<Bottom>> {
     let l = ln_fixed(x)?;
     let e = fmul(&l, &to_fixed(y));
     Ok(fixed_to_num(&exp_fixed(&e)?))
+}
+
+/// `1 / z` as apd's `Quo` computes it at precision `prec`: exactly `prec` significant digits,
+/// the last one rounded half up, trailing zeros kept.
+fn reciprocal(z: &Num, prec: usize) -> Num {
+    let c = z.coefficient();
+    let nd = c.to_string().len();
+    let ten = BigUint::from(10u8);
+    let mut dividend = ten.pow((nd - 1) as u32);
+    let mut adjust = nd as i64 - 1;
+    if dividend < c {
+        dividend *= &ten;
+        adjust += 1;
+    }
+    dividend *= ten.pow((prec - 1) as u32);
+    let (mut q, rem) = dividend.div_rem(&c);
+    if &rem * 2u8 >= c {
+        q += 1u8;
+    }
+    let mut exp = -i64::from(z.exponent()) - adjust - (prec as i64 - 1);
+    if q.to_string().len() > prec {
+        // 99…9 rounded up: 10^prec, one digit too many.
+        q /= &ten;
+        exp += 1;
+    }
+    Num::from_parts(z.is_sign_negative(), q, exp as i32)
 }
 
 /// Rounds an exact number to 34 significant digits, half up.
