@@ -22,6 +22,7 @@ pub(super) static MEMBERS: &[StdMember] = &[
 ];
 
 pub(crate) mod exec;
+mod float;
 mod fmt;
 mod parse;
 
@@ -88,6 +89,9 @@ pub(super) fn html_escape(s: &str) -> String {
     o
 }
 
+/// Go's `JSEscapeString`: backslash escapes for quotes and the backslash, `\u003C` style for
+/// `< > & =` and ASCII controls, `\u2028` style for runes that are not printable; DEL and
+/// printable runes stay as they are.
 pub(super) fn js_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -95,15 +99,10 @@ pub(super) fn js_escape(s: &str) -> String {
             '\\' => o.push_str("\\\\"),
             '\'' => o.push_str("\\'"),
             '"' => o.push_str("\\\""),
-            '<' => o.push_str("\\u003C"),
-            '>' => o.push_str("\\u003E"),
-            '&' => o.push_str("\\u0026"),
-            '=' => o.push_str("\\u003D"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04X}", c as u32)),
-            c => o.push(c),
+            '<' | '>' | '&' | '=' => o.push_str(&format!("\\u{:04X}", c as u32)),
+            c if c < ' ' => o.push_str(&format!("\\u{:04X}", c as u32)),
+            c if c.is_ascii() || crate::syntax::quote::is_print(c) => o.push(c),
+            c => o.push_str(&format!("\\u{:04X}", c as u32)),
         }
     }
     o
@@ -232,13 +231,14 @@ mod tests {
     #[test]
     fn errors() {
         let d = data();
-        assert!(run("{{.name.x}}", &d).contains("can't evaluate field x in type string"));
+        // cue v0.17.1: `can't evaluate field x in type interface {}` (CUE hands Go an `any`).
+        assert!(run("{{.name.x}}", &d).contains("can't evaluate field x in type interface {}"));
         assert!(run("{{if .ok}}", &d).contains("unexpected EOF"));
         assert!(run("{{end}}", &d).contains("unexpected {{end}}"));
         assert!(run("{{nofunc 1}}", &d).contains("function \"nofunc\" not defined"));
         assert!(run("{{call .n}}", &d).contains("error calling call"));
         assert!(run("{{lt .n .name}}", &d).contains("incompatible types for comparison"));
-        assert!(run("{{template \"x\"}}", &d).contains("no template"));
+        assert!(run("{{template \"x\"}}", &d).contains("template \"x\" not defined"));
         assert!(
             run(
                 "{{define \"r\"}}{{template \"r\"}}{{end}}{{template \"r\"}}",

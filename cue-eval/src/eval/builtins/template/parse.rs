@@ -12,9 +12,19 @@ pub enum Node {
     If(Pipe, Vec<Node>, Vec<Node>),
     Range(Pipe, Vec<Node>, Vec<Node>),
     With(Pipe, Vec<Node>, Vec<Node>),
-    Template(String, Option<Pipe>),
+    Template(Call),
     Break,
     Continue,
+}
+
+/// `{{template "name" pipeline}}` (also what `block` leaves in place).
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub name: String,
+    pub pipe: Option<Pipe>,
+    /// Where the name starts, and Go's text of the node, for error messages.
+    pub pos: usize,
+    pub text: String,
 }
 
 /// A pipeline: optional variable declaration or assignment, then commands joined by `|`.
@@ -22,10 +32,28 @@ pub enum Node {
 pub struct Pipe {
     pub decl: Vec<String>,
     pub assign: bool,
-    pub cmds: Vec<Vec<Arg>>,
-    /// Source text, for error messages (`<.a.b>`).
+    pub cmds: Vec<Cmd>,
+    /// Go's text of the pipeline (`$x := .a | len`), for error messages (`<.a.b>`).
     pub text: String,
-    pub line: usize,
+    /// The byte offset in the template where the pipeline starts.
+    pub pos: usize,
+}
+
+/// A command of a pipeline: a function and its arguments, or a single operand.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    pub ops: Vec<Operand>,
+    /// Where its first operand starts, and Go's text of it (operands joined by spaces).
+    pub pos: usize,
+    pub text: String,
+}
+
+/// An operand with where Go places it (a field chain at its second field) and Go's text of it.
+#[derive(Debug, Clone)]
+pub struct Operand {
+    pub arg: Arg,
+    pub pos: usize,
+    pub text: String,
 }
 
 /// An operand of a command.
@@ -42,6 +70,8 @@ pub enum Arg {
     Float(f64),
     Bool(bool),
     Nil,
+    /// An integer literal beyond Go's `int`.
+    Overflow(String),
     /// `(pipeline).a.b`.
     Sub(Box<Pipe>, Vec<String>),
 }
@@ -66,14 +96,16 @@ enum Tok {
 
 /// The parsed templates: the main one and those defined by `define`/`block`.
 pub struct Parsed {
+    /// The template source, for the line and column of error messages.
+    pub src: String,
     pub main: Vec<Node>,
     pub defs: HashMap<String, Vec<Node>>,
 }
 
-/// One piece of source: text or an action's inner text, with its line.
+/// One piece of source: text or an action's inner text, with its line and byte offset.
 enum Piece {
     Text(String),
-    Action(String, usize),
+    Action(String, usize, usize),
 }
 
 fn err(line: usize, msg: impl std::fmt::Display) -> String {
@@ -122,7 +154,8 @@ fn split(src: &str) -> Result<Vec<Piece>, String> {
                 return Err(err(line, "unclosed comment"));
             }
         } else {
-            out.push(Piece::Action(inner.to_string(), line));
+            let offset = src.len() - body.len();
+            out.push(Piece::Action(inner.to_string(), line, offset));
         }
         line += body[..end].matches('\n').count();
         rest = &body[end + 2..];
@@ -181,13 +214,36 @@ fn fields(s: &str) -> Vec<String> {
         .collect()
 }
 
-fn lex(src: &str, line: usize) -> Result<Vec<Tok>, String> {
-    let mut toks = Vec::new();
+/// A token with its byte offset in the template and its source text.
+#[derive(Debug, Clone)]
+struct Lexed {
+    tok: Tok,
+    pos: usize,
+    raw: String,
+}
+
+/// The tokens of an action's text `src`, which starts at byte `base` of the template.
+fn lex(src: &str, base: usize, line: usize) -> Result<Vec<Lexed>, String> {
+    let mut toks: Vec<Lexed> = Vec::new();
     let mut s = src;
     loop {
+        // Each token is pushed below as a bare `Tok`, then given its place and text here.
+        if let Some(last) = toks.last_mut()
+            && last.raw.is_empty()
+        {
+            last.raw = src[last.pos - base..src.len() - s.len()].to_string();
+        }
+        let before = s.len();
         s = s.trim_start_matches(is_space);
+        // `(x).f` is a chain only without space before the dot.
+        let spaced = s.len() != before;
         let Some(c) = s.chars().next() else {
             break;
+        };
+        let at = base + src.len() - s.len();
+        let mut toks = Pusher {
+            toks: &mut toks,
+            pos: at,
         };
         match c {
             '.' if s[1..].starts_with(|c: char| c.is_ascii_digit()) => {
@@ -198,7 +254,7 @@ fn lex(src: &str, line: usize) -> Result<Vec<Tok>, String> {
             '.' => {
                 let n = 1 + path_chars(&s[1..]);
                 let f = fields(&s[..n]);
-                if toks.last() == Some(&Tok::RParen) && n > 1 {
+                if !spaced && toks.last_tok() == Some(&Tok::RParen) && n > 1 {
                     toks.push(Tok::Chain(f));
                 } else {
                     toks.push(Tok::Field(f));
@@ -286,6 +342,26 @@ fn lex(src: &str, line: usize) -> Result<Vec<Tok>, String> {
     Ok(toks)
 }
 
+/// Pushes tokens at one place.
+struct Pusher<'a> {
+    toks: &'a mut Vec<Lexed>,
+    pos: usize,
+}
+
+impl Pusher<'_> {
+    fn push(&mut self, tok: Tok) {
+        self.toks.push(Lexed {
+            tok,
+            pos: self.pos,
+            raw: String::new(),
+        });
+    }
+
+    fn last_tok(&self) -> Option<&Tok> {
+        self.toks.last().map(|l| &l.tok)
+    }
+}
+
 fn number_len(s: &str) -> usize {
     s.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-')))
         .unwrap_or(s.len())
@@ -354,13 +430,19 @@ struct P<'a> {
     pieces: &'a [Piece],
     pos: usize,
     defs: HashMap<String, Vec<Node>>,
+    /// How many `range` bodies enclose the current node of the current template: `break` and
+    /// `continue` are errors outside them.
+    range_depth: usize,
+    /// The variables declared so far and still in scope (Go's parser refuses others).
+    vars: Vec<String>,
 }
 
 /// How a list of nodes ended.
 enum Stop {
     Eof,
     End,
-    Else(Option<String>, usize),
+    /// `else` and what follows it (`if ...`, `with ...`) with its offset, and the line.
+    Else(Option<(String, usize)>, usize),
 }
 
 impl P<'_> {
@@ -369,13 +451,15 @@ impl P<'_> {
         while self.pos < self.pieces.len() {
             let piece = &self.pieces[self.pos];
             self.pos += 1;
-            let (src, line) = match piece {
+            let (src, line, off) = match piece {
                 Piece::Text(t) => {
                     out.push(Node::Text(t.clone()));
                     continue;
                 }
-                Piece::Action(s, l) => (s.trim(), *l),
+                Piece::Action(s, l, o) => (s.trim(), *l, *o + s.len() - s.trim_start().len()),
             };
+            // The byte offset in the template of a part of `src`.
+            let at = |part: &str| off + (part.as_ptr() as usize - src.as_ptr() as usize);
             let kw = src
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .next()
@@ -386,13 +470,23 @@ impl P<'_> {
                 "else" => {
                     return Ok((
                         out,
-                        Stop::Else(Some(rest.to_string()).filter(|r| !r.is_empty()), line),
+                        Stop::Else(
+                            Some((rest.to_string(), at(rest))).filter(|r| !r.0.is_empty()),
+                            line,
+                        ),
                     ));
                 }
                 "if" | "range" | "with" => {
-                    let pipe = pipeline(rest, line, kw)?;
-                    let (body, end) = self.list()?;
+                    // Variables declared in the pipeline or body end with the `end`.
+                    let mark = self.vars.len();
+                    let pipe = pipeline(&mut self.vars, rest, at(rest), line, kw)?;
+                    let inside = usize::from(kw == "range");
+                    self.range_depth += inside;
+                    let body = self.list();
+                    self.range_depth -= inside;
+                    let (body, end) = body?;
                     let (els, _) = self.chain_rest(end, line)?;
+                    self.vars.truncate(mark);
                     out.push(match kw {
                         "if" => Node::If(pipe, body, els),
                         "range" => Node::Range(pipe, body, els),
@@ -403,32 +497,45 @@ impl P<'_> {
                     let (name, n) = string_lit(rest).ok_or_else(|| {
                         err(line, format!("unexpected {:?} in {kw} clause", rest))
                     })?;
-                    let (body, end) = self.list()?;
+                    // The body is a template of its own, outside any range.
+                    let depth = std::mem::take(&mut self.range_depth);
+                    let vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
+                    let body = self.list();
+                    self.range_depth = depth;
+                    self.vars = vars;
+                    let (body, end) = body?;
                     if !matches!(end, Stop::End) {
                         return Err(err(line, "unexpected EOF"));
                     }
                     self.defs.insert(name.clone(), body);
                     if kw == "block" {
-                        let p = rest[n..].trim();
-                        let pipe = if p.is_empty() {
-                            None
-                        } else {
-                            Some(pipeline(p, line, kw)?)
-                        };
-                        out.push(Node::Template(name, pipe));
+                        out.push(Node::Template(call(
+                            &mut self.vars,
+                            &name,
+                            rest,
+                            n,
+                            at(rest),
+                            line,
+                            kw,
+                        )?));
                     }
                 }
                 "template" => {
                     let (name, n) = string_lit(rest).ok_or_else(|| {
                         err(line, format!("unexpected {:?} in template clause", rest))
                     })?;
-                    let p = rest[n..].trim();
-                    let pipe = if p.is_empty() {
-                        None
-                    } else {
-                        Some(pipeline(p, line, kw)?)
-                    };
-                    out.push(Node::Template(name, pipe));
+                    out.push(Node::Template(call(
+                        &mut self.vars,
+                        &name,
+                        rest,
+                        n,
+                        at(rest),
+                        line,
+                        kw,
+                    )?));
+                }
+                "break" | "continue" if self.range_depth == 0 => {
+                    return Err(err(line, format!("{{{{{kw}}}}} outside {{{{range}}}}")));
                 }
                 "break" => out.push(Node::Break),
                 "continue" => out.push(Node::Continue),
@@ -436,7 +543,13 @@ impl P<'_> {
                     if src.is_empty() {
                         return Err(err(line, "missing value for command"));
                     }
-                    out.push(Node::Action(pipeline(src, line, "command")?));
+                    out.push(Node::Action(pipeline(
+                        &mut self.vars,
+                        src,
+                        off,
+                        line,
+                        "command",
+                    )?));
                 }
             }
         }
@@ -455,9 +568,16 @@ impl P<'_> {
                     _ => Err(err(line, "expected end; found else")),
                 }
             }
-            Stop::Else(Some(chain), l) => {
+            Stop::Else(Some((chain, off)), l) => {
                 let ckw = chain.split_whitespace().next().unwrap_or("").to_string();
-                let cpipe = pipeline(chain[ckw.len()..].trim(), l, &ckw)?;
+                let rest = chain[ckw.len()..].trim_start();
+                let cpipe = pipeline(
+                    &mut self.vars,
+                    rest,
+                    off + chain.len() - rest.len(),
+                    l,
+                    &ckw,
+                )?;
                 let (cbody, cend) = self.list()?;
                 let (celse, fin) = self.chain_rest(cend, l)?;
                 let node = if ckw == "with" {
@@ -471,22 +591,57 @@ impl P<'_> {
     }
 }
 
-/// Parses a pipeline's text.
-fn pipeline(src: &str, line: usize, ctx: &str) -> Result<Pipe, String> {
-    let toks = lex(src, line)?;
+/// The call of a template `name` (its literal `n` bytes of `rest`, at byte `pos`), with the
+/// pipeline after it.
+fn call(
+    vars: &mut Vec<String>,
+    name: &str,
+    rest: &str,
+    n: usize,
+    pos: usize,
+    line: usize,
+    kw: &str,
+) -> Result<Call, String> {
+    let p = rest[n..].trim_start();
+    let pipe = if p.trim().is_empty() {
+        None
+    } else {
+        Some(pipeline(vars, p, pos + rest.len() - p.len(), line, kw)?)
+    };
+    let text = match &pipe {
+        Some(pipe) => format!("{{{{template {} {}}}}}", &rest[..n], pipe.text),
+        None => format!("{{{{template {}}}}}", &rest[..n]),
+    };
+    Ok(Call {
+        name: name.to_string(),
+        pipe,
+        pos,
+        text,
+    })
+}
+
+/// Parses a pipeline's text `src`, which starts at byte `base` of the template.
+fn pipeline(
+    vars: &mut Vec<String>,
+    src: &str,
+    base: usize,
+    line: usize,
+    ctx: &str,
+) -> Result<Pipe, String> {
+    let toks = lex(src, base, line)?;
     let mut i = 0;
     let mut decl = Vec::new();
     let mut assign = false;
     // `$x :=`, `$i, $v :=`, `$x =`
     let mut j = 0;
     let mut names = Vec::new();
-    while let Some(Tok::Var(n, f)) = toks.get(j) {
+    while let Some(Tok::Var(n, f)) = toks.get(j).map(|l| &l.tok) {
         if !f.is_empty() {
             break;
         }
         names.push(n.clone());
         j += 1;
-        match toks.get(j) {
+        match toks.get(j).map(|l| &l.tok) {
             Some(Tok::Comma) if names.len() == 1 => j += 1,
             Some(Tok::Declare) => {
                 decl = names;
@@ -502,34 +657,54 @@ fn pipeline(src: &str, line: usize, ctx: &str) -> Result<Pipe, String> {
             _ => break,
         }
     }
-    let (pipe_cmds, used) = commands(&toks[i..], line)?;
-    if i + used != toks.len() {
-        return Err(err(
-            line,
-            format!("unexpected {:?} in {ctx}", toks[i + used]),
-        ));
+    vars.extend(decl.iter().cloned());
+    let (cmds, used) = commands(vars, &toks[i..], line)?;
+    if let Some(t) = toks.get(i + used) {
+        return Err(err(line, format!("unexpected {:?} in {ctx}", t.tok)));
     }
-    if pipe_cmds.is_empty() {
+    if cmds.is_empty() {
         return Err(err(line, format!("missing value for {ctx}")));
     }
-    Ok(Pipe {
-        decl,
-        assign,
-        cmds: pipe_cmds,
-        text: src.to_string(),
-        line,
-    })
+    let pos = toks.get(i).map_or(base, |t| t.pos);
+    Ok(new_pipe(decl, assign, cmds, pos))
 }
 
+fn new_pipe(decl: Vec<String>, assign: bool, cmds: Vec<Cmd>, pos: usize) -> Pipe {
+    let mut text = String::new();
+    if !decl.is_empty() {
+        text = format!("{} {} ", decl.join(", "), if assign { "=" } else { ":=" });
+    }
+    text.push_str(
+        &cmds
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
+    Pipe {
+        decl,
+        assign,
+        cmds,
+        text,
+        pos,
+    }
+}
+
+/// Go's names of the builtin functions: any other name is a parse error.
+const FUNCS: &[&str] = &[
+    "and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf",
+    "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne",
+];
+
 /// Commands up to a `)` or the end, and the tokens used.
-fn commands(toks: &[Tok], line: usize) -> Result<(Vec<Vec<Arg>>, usize), String> {
+fn commands(vars: &[String], toks: &[Lexed], line: usize) -> Result<(Vec<Cmd>, usize), String> {
     let mut cmds = Vec::new();
-    let mut cur = Vec::new();
+    let mut cur: Vec<Operand> = Vec::new();
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i];
         i += 1;
-        let arg = match t {
+        let (arg, pos, text) = match &t.tok {
             Tok::RParen => {
                 i -= 1;
                 break;
@@ -538,55 +713,95 @@ fn commands(toks: &[Tok], line: usize) -> Result<(Vec<Vec<Arg>>, usize), String>
                 if cur.is_empty() {
                     return Err(err(line, "missing command"));
                 }
-                cmds.push(std::mem::take(&mut cur));
+                cmds.push(new_cmd(std::mem::take(&mut cur)));
                 continue;
             }
             Tok::LParen => {
-                let (sub, used) = commands(&toks[i..], line)?;
+                let (sub, used) = commands(vars, &toks[i..], line)?;
+                let pos = toks.get(i).map_or(t.pos, |t| t.pos);
                 i += used;
-                if toks.get(i) != Some(&Tok::RParen) {
+                if !matches!(toks.get(i).map(|t| &t.tok), Some(Tok::RParen)) {
                     return Err(err(line, "unclosed left paren"));
                 }
                 i += 1;
-                let chain = match toks.get(i) {
-                    Some(Tok::Chain(f)) => {
+                let sub = new_pipe(Vec::new(), false, sub, pos);
+                let mut text = format!("({})", sub.text);
+                let (chain, pos) = match toks.get(i) {
+                    Some(Lexed {
+                        tok: Tok::Chain(f),
+                        pos,
+                        raw,
+                    }) => {
                         i += 1;
-                        f.clone()
+                        text.push_str(raw);
+                        (f.clone(), *pos)
                     }
-                    _ => Vec::new(),
+                    _ => (Vec::new(), pos),
                 };
-                Arg::Sub(
-                    Box::new(Pipe {
-                        decl: Vec::new(),
-                        assign: false,
-                        cmds: sub,
-                        text: String::new(),
-                        line,
-                    }),
-                    chain,
-                )
+                (Arg::Sub(Box::new(sub), chain), pos, text)
             }
-            Tok::Field(f) => Arg::Field(f.clone()),
-            Tok::Var(n, f) => Arg::Var(n.clone(), f.clone()),
-            Tok::Ident(s) => match s.as_str() {
-                "true" => Arg::Bool(true),
-                "false" => Arg::Bool(false),
-                "nil" => Arg::Nil,
-                _ => Arg::Ident(s.clone()),
-            },
-            Tok::Str(s) => Arg::Str(s.clone()),
-            Tok::Char(c) => Arg::Int(i64::from(u32::from(*c))),
-            Tok::Num(n) => {
-                number(n).ok_or_else(|| err(line, format!("bad number syntax: {:?}", n)))?
-            }
-            t => return Err(err(line, format!("unexpected {t:?} in operand"))),
+            tok => (operand(tok, line)?, chain_pos(t), t.raw.clone()),
         };
-        cur.push(arg);
+        match &arg {
+            Arg::Ident(name) if !FUNCS.contains(&name.as_str()) => {
+                return Err(err(line, format!("function {name:?} not defined")));
+            }
+            Arg::Var(name, _) if !vars.contains(name) => {
+                return Err(err(line, format!("undefined variable {name:?}")));
+            }
+            _ => {}
+        }
+        cur.push(Operand { arg, pos, text });
     }
     if !cur.is_empty() {
-        cmds.push(cur);
+        cmds.push(new_cmd(cur));
     }
     Ok((cmds, i))
+}
+
+fn new_cmd(ops: Vec<Operand>) -> Cmd {
+    let text = ops
+        .iter()
+        .map(|o| o.text.clone())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Cmd {
+        pos: ops.first().map_or(0, |o| o.pos),
+        ops,
+        text,
+    }
+}
+
+/// Where Go places a field or variable chain: at its second part (`.b` of `.a.b`, `.a` of
+/// `$x.a`), else at its start.
+fn chain_pos(t: &Lexed) -> usize {
+    let skip = match t.tok {
+        Tok::Field(_) => 1,
+        Tok::Var(..) => 0,
+        _ => return t.pos,
+    };
+    match t.raw[skip..].find('.') {
+        Some(i) => t.pos + skip + i,
+        None => t.pos,
+    }
+}
+
+/// An operand token other than a parenthesized pipeline.
+fn operand(t: &Tok, line: usize) -> Result<Arg, String> {
+    Ok(match t {
+        Tok::Field(f) => Arg::Field(f.clone()),
+        Tok::Var(n, f) => Arg::Var(n.clone(), f.clone()),
+        Tok::Ident(s) => match s.as_str() {
+            "true" => Arg::Bool(true),
+            "false" => Arg::Bool(false),
+            "nil" => Arg::Nil,
+            _ => Arg::Ident(s.clone()),
+        },
+        Tok::Str(s) => Arg::Str(s.clone()),
+        Tok::Char(c) => Arg::Int(i64::from(u32::from(*c))),
+        Tok::Num(n) => number(n).ok_or_else(|| err(line, format!("bad number syntax: {:?}", n)))?,
+        t => return Err(err(line, format!("unexpected {t:?} in operand"))),
+    })
 }
 
 fn number(n: &str) -> Option<Arg> {
@@ -611,8 +826,33 @@ fn number(n: &str) -> Option<Arg> {
     if let Some(i) = int {
         return Some(Arg::Int(if neg { -i } else { i }));
     }
-    let f: f64 = lower.parse().ok()?;
+    // An integer too large for Go's `int` (a float has a point, an exponent or is hexadecimal
+    // with `p`).
+    let hex = lower.starts_with("0x");
+    if !(if hex {
+        lower.contains('p')
+    } else {
+        lower.contains(['.', 'e'])
+    }) {
+        return Some(Arg::Overflow(n.to_string()));
+    }
+    let f: f64 = match lower.strip_prefix("0x") {
+        Some(h) => hex_float(h)?,
+        None => lower.parse().ok()?,
+    };
     Some(Arg::Float(if neg { -f } else { f }))
+}
+
+/// A hexadecimal float after its `0x`: `1.8p3` is 1.5 × 2³.
+fn hex_float(h: &str) -> Option<f64> {
+    let (mant, exp) = h.split_once('p')?;
+    let exp: i32 = exp.parse().ok()?;
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let mut v = 0f64;
+    for c in int.chars().chain(frac.chars()) {
+        v = v * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    Some(v * 2f64.powi(exp - 4 * frac.len() as i32))
 }
 
 /// Parses template source.
@@ -622,6 +862,8 @@ pub fn parse(src: &str) -> Result<Parsed, String> {
         pieces: &pieces,
         pos: 0,
         defs: HashMap::new(),
+        range_depth: 0,
+        vars: vec!["$".into()],
     };
     let (main, end) = p.list()?;
     match end {
@@ -629,12 +871,16 @@ pub fn parse(src: &str) -> Result<Parsed, String> {
         Stop::End => return Err(err(line_of(&pieces, p.pos), "unexpected {{end}}")),
         Stop::Else(..) => return Err(err(line_of(&pieces, p.pos), "unexpected {{else}}")),
     }
-    Ok(Parsed { main, defs: p.defs })
+    Ok(Parsed {
+        src: src.to_string(),
+        main,
+        defs: p.defs,
+    })
 }
 
 fn line_of(pieces: &[Piece], pos: usize) -> usize {
     match pieces.get(pos.saturating_sub(1)) {
-        Some(Piece::Action(_, l)) => *l,
+        Some(Piece::Action(_, l, _)) => *l,
         _ => 1,
     }
 }
