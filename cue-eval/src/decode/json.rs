@@ -17,14 +17,22 @@ enum Frame {
 
 struct Parser<'a> {
     src: &'a [u8],
+    /// Whether the value is decoded (CUE's decoder: half a surrogate pair and conflicting
+    /// duplicate keys are errors) or only the syntax checked (Go's `json.Valid`).
+    strict_surrogates: bool,
     pos: usize,
     nodes: usize,
     limits: &'a Limits,
 }
 
-pub(super) fn parse(text: &str, limits: &Limits) -> Result<Data, DecodeError> {
+pub(super) fn parse(
+    text: &str,
+    limits: &Limits,
+    strict_surrogates: bool,
+) -> Result<Data, DecodeError> {
     let mut p = Parser {
         src: text.as_bytes(),
+        strict_surrogates,
         pos: 0,
         nodes: 0,
         limits,
@@ -173,7 +181,11 @@ impl Parser<'_> {
                     }
                     Frame::Object { fields, index, key } => {
                         let (k, kpos) = key.take().unwrap_or_default();
-                        add_field(fields, index, k, done).map_err(|m| self.err_at(kpos, m))?;
+                        let added = add_field(fields, index, k, done);
+                        // A syntax check ignores what the values are.
+                        if self.strict_surrogates {
+                            added.map_err(|m| self.err_at(kpos, m))?;
+                        }
                         match self.src.get(self.pos) {
                             Some(b',') => {
                                 self.pos += 1;
@@ -313,20 +325,31 @@ impl Parser<'_> {
                         Some(b'u') => {
                             let hi = self.hex4(self.pos + 1)?;
                             self.pos += 4;
-                            if (0xD800..0xDC00).contains(&hi)
+                            let lo = if (0xD800..0xDC00).contains(&hi)
                                 && s.get(self.pos + 1) == Some(&b'\\')
                                 && s.get(self.pos + 2) == Some(&b'u')
                             {
-                                let lo = self.hex4(self.pos + 3)?;
-                                if (0xDC00..0xE000).contains(&lo) {
+                                Some(self.hex4(self.pos + 3)?)
+                            } else {
+                                None
+                            };
+                            match lo {
+                                Some(lo) if (0xDC00..0xE000).contains(&lo) => {
                                     self.pos += 6;
                                     let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
                                     char::from_u32(c).unwrap_or('\u{FFFD}')
-                                } else {
-                                    '\u{FFFD}'
                                 }
-                            } else {
-                                char::from_u32(hi).unwrap_or('\u{FFFD}')
+                                _ => match char::from_u32(hi) {
+                                    Some(c) => c,
+                                    // CUE: "invalid string: unmatched surrogate pair".
+                                    None if self.strict_surrogates => {
+                                        return Err(self.err_at(
+                                            start,
+                                            "invalid string: unmatched surrogate pair",
+                                        ));
+                                    }
+                                    None => '\u{FFFD}',
+                                },
                             }
                         }
                         _ => {
@@ -366,7 +389,9 @@ impl Parser<'_> {
     }
 }
 
-/// Adds a field; a repeated key must have an equal value (CUE unifies duplicate fields).
+/// Adds a field; a repeated key is unified with the earlier one, as CUE unifies duplicate
+/// fields: structs merge (new fields after the earlier ones), lists of one length unify item by
+/// item, and other values must be equal.
 pub(super) fn add_field(
     fields: &mut Vec<Field>,
     index: &mut Option<HashMap<String, usize>>,
@@ -378,10 +403,7 @@ pub(super) fn add_field(
         None => fields.iter().position(|f| f.name == key),
     };
     if let Some(i) = found {
-        if fields[i].value != value {
-            return Err(format!("duplicate key {key:?} with conflicting values"));
-        }
-        return Ok(());
+        return unify(&mut fields[i].value, value);
     }
     if let Some(map) = index {
         map.insert(key.clone(), fields.len());
@@ -396,4 +418,90 @@ pub(super) fn add_field(
     }
     fields.push(Field::new(key, value));
     Ok(())
+}
+
+/// Unifies `new` into `old` (CUE's messages: `conflicting values 2 and 1`, `incompatible list
+/// lengths (1 and 2)`).
+pub(super) fn unify(old: &mut Data, new: Data) -> Result<(), String> {
+    crate::stack::guard(|| match (old, new) {
+        (Data::Struct(olds), Data::Struct(news)) => {
+            let mut index = None;
+            for f in news {
+                add_field(olds, &mut index, f.name, f.value)?;
+            }
+            Ok(())
+        }
+        (Data::List(olds), Data::List(news)) => {
+            if olds.len() != news.len() {
+                return Err(format!(
+                    "incompatible list lengths ({} and {})",
+                    olds.len(),
+                    news.len()
+                ));
+            }
+            for (o, n) in olds.iter_mut().zip(news) {
+                unify(o, n)?;
+            }
+            Ok(())
+        }
+        (old, new) if *old == new => Ok(()),
+        // CUE names the later value first, or the earlier one when the kinds differ.
+        (old, new) if kind(old) == kind(&new) => Err(format!(
+            "conflicting values {} and {}",
+            short(&new),
+            short(old)
+        )),
+        (old, new) => Err(format!(
+            "conflicting values {} and {} (mismatched types {} and {})",
+            short(old),
+            short(&new),
+            kind(old),
+            kind(&new)
+        )),
+    })
+}
+
+fn kind(d: &Data) -> &'static str {
+    match d {
+        Data::Null => "null",
+        Data::Bool(_) => "bool",
+        Data::Number { float: false, .. } => "int",
+        Data::Number { .. } => "float",
+        Data::String(_) => "string",
+        Data::Bytes(_) => "bytes",
+        Data::List(_) => "list",
+        Data::Struct(_) => "struct",
+    }
+}
+
+/// A value as CUE's conflict messages show it: CUE syntax on one line (`{b:1}`, `[1,2]`).
+fn short(d: &Data) -> String {
+    crate::stack::guard(|| match d {
+        Data::Struct(fields) => {
+            let items: Vec<String> = fields
+                .iter()
+                .map(|f| {
+                    let mut k = String::new();
+                    let ident = f
+                        .name
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_alphabetic() || c == '_')
+                        && f.name.chars().all(|c| c.is_alphanumeric() || c == '_');
+                    if ident {
+                        k.push_str(&f.name);
+                    } else {
+                        super::write_cue_string(&mut k, &f.name);
+                    }
+                    format!("{k}:{}", short(&f.value))
+                })
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Data::List(items) => {
+            let items: Vec<String> = items.iter().map(short).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => super::to_cue_expr(other),
+    })
 }

@@ -118,7 +118,7 @@ pub fn json(text: &str) -> Result<Data, DecodeError> {
 /// Decodes one JSON value.
 pub fn json_with_limits(text: &str, limits: &Limits) -> Result<Data, DecodeError> {
     limits.check_size("JSON", text.len())?;
-    json::parse(text, limits)
+    json::parse(text, limits, true)
 }
 
 /// Checks that `text` is one valid JSON value (the `json.Valid` of Go), without building it.
@@ -130,6 +130,7 @@ pub fn json_valid(text: &str) -> Result<(), DecodeError> {
             max_nodes: usize::MAX,
             max_depth: 10_000,
         },
+        false,
     )
     .map(|_| ())
 }
@@ -144,6 +145,21 @@ pub fn yaml(text: &str) -> Result<Vec<Data>, DecodeError> {
 pub fn yaml_with_limits(text: &str, limits: &Limits) -> Result<Vec<Data>, DecodeError> {
     limits.check_size("YAML", text.len())?;
     yaml::parse(text, limits)
+}
+
+/// Decodes a YAML stream as far as it goes: the documents before the first error, and the
+/// error (CUE's `yaml.Unmarshal` tells an error in a second document from one in the first).
+pub fn yaml_partial(text: &str) -> (Vec<Data>, Option<DecodeError>) {
+    let limits = Limits::default();
+    if let Err(e) = limits.check_size("YAML", text.len()) {
+        return (Vec::new(), Some(e));
+    }
+    yaml::parse_partial(text, &limits)
+}
+
+/// The line and column (1-based) where each document of a YAML stream starts its value.
+pub fn yaml_doc_positions(text: &str) -> Vec<(usize, usize)> {
+    yaml::doc_positions(text, &Limits::default())
 }
 
 /// Bytes to text: a clear error with the position of the first byte that is not UTF-8.
@@ -180,4 +196,47 @@ fn number(text: &str) -> Option<Data> {
         text: n.to_g_string(),
         float: kind == crate::num::NumKind::Float,
     })
+}
+
+/// A number literal as CUE's `literal.ParseNum` reads it (the literal a data decoder builds):
+/// an optional sign, `_` between digits, `0x`/`0o`/`0b` prefixes, no legacy octal (`017`),
+/// with CUE's error texts. Gives the value and whether the literal is a float.
+///
+/// `unary` reads a leading `-` as negation (as the JSON and YAML decoders build `-X`), so
+/// that `-0` is zero; otherwise the literal keeps its sign (`-0.0`), as TOML's do.
+pub(crate) fn cue_literal(text: &str, unary: bool) -> Result<(crate::num::Num, bool), String> {
+    use crate::num::{Num, NumKind};
+    let quoted = |t: &str| format!("{t:?}");
+    let (neg, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let b = body.as_bytes();
+    // `0` followed by digits and no fraction or exponent: CUE has no legacy octal.
+    if b.len() > 1
+        && b[0] == b'0'
+        && b[1..].iter().all(|c| c.is_ascii_digit() || *c == b'_')
+        && b[1..].iter().any(u8::is_ascii_digit)
+    {
+        return Err(format!("illegal integer number {}", quoted(text)));
+    }
+    let (n, kind) =
+        Num::parse_literal(body).map_err(|e| e.replace(&quoted(body), &quoted(text)))?;
+    if body.contains("__") {
+        return Err("illegal '_' in number".to_string());
+    }
+    let n = match (neg, unary) {
+        (false, _) => n,
+        (true, true) => n.neg(),
+        (true, false) if n.is_zero() => Num::from_parts(true, n.coefficient(), n.exponent()),
+        (true, false) => n.neg(),
+    };
+    Ok((n, kind == NumKind::Float))
+}
+
+/// Unifies `new` into `old` as CUE unifies two concrete values (see [`json`]'s duplicate
+/// keys).
+pub(crate) fn unify_data(old: &mut Data, new: Data) -> Result<(), String> {
+    json::unify(old, new)
 }

@@ -45,10 +45,29 @@ fn json_errors_have_positions() {
         j("{} x"),
         "error: 1:4: invalid character 'x' after top-level value"
     );
+    // cue export of v0.17.1: `x.a: conflicting values 2 and 1` (duplicate keys unify).
     assert_eq!(
         j(r#"{"a":1,"a":2}"#),
-        "error: 1:8: duplicate key \"a\" with conflicting values"
+        "error: 1:8: conflicting values 2 and 1"
     );
+    assert_eq!(
+        j(r#"{"a":[1],"a":[1,2]}"#),
+        "error: 1:10: incompatible list lengths (1 and 2)"
+    );
+    assert_eq!(
+        j(r#"{"a":null,"a":1}"#),
+        "error: 1:11: conflicting values null and 1 (mismatched types null and int)"
+    );
+    // cue export of v0.17.1: `invalid string: unmatched surrogate pair`.
+    assert_eq!(
+        j(r#""\ud800""#),
+        "error: 1:1: invalid string: unmatched surrogate pair"
+    );
+    assert_eq!(
+        j(r#""\ud800\u0041""#),
+        "error: 1:1: invalid string: unmatched surrogate pair"
+    );
+    assert!(json_valid(r#""\udfff""#).is_ok());
     assert!(j("\"abc").contains("unterminated string"));
     assert!(j("01").contains("after top-level value"));
 }
@@ -100,9 +119,51 @@ fn yaml_streams_anchors_merges() {
 
 #[test]
 fn yaml_errors() {
-    assert!(y("a: 1\na: 2\n").contains("mapping key \"a\" already defined"));
+    // cue export of v0.17.1: `x.a: conflicting values 2 and 1` (repeated keys unify).
+    assert_eq!(y("a: 1\na: 2\n"), "error: 2:1: conflicting values 2 and 1");
+    assert_eq!(y("a: 1\na: 1\n"), r#"{"a":1}"#);
     assert!(y("a: [1\n").starts_with("error: "));
-    assert!(y("a: .inf\n").contains("infinity"));
+    // The errors below are those of `cue export` of v0.17.1 (yaml.Unmarshal), which
+    // prefixes the line as `:1: `.
+    assert_eq!(
+        y("a: .inf\n"),
+        "error: parse error: illegal number start \"+Inf\""
+    );
+    assert_eq!(
+        y("a: !!float 1\n"),
+        "error: parse error: illegal number start \"number & 1\""
+    );
+    assert_eq!(
+        y("a: 18446744073709551616\n"),
+        "error: parse error: illegal number start \"number & 18446744073709551616\""
+    );
+    // `cue` names the line only; the column here is the tagged scalar's.
+    assert_eq!(
+        y("a: !custom x\n"),
+        "error: 1:12: cannot unmarshal tag \"!custom\""
+    );
+    assert_eq!(
+        y("a: !!merge x\n"),
+        "error: 1:12: cannot unmarshal tag \"!!merge\""
+    );
+    assert_eq!(
+        y("a: -017\n"),
+        "error: 1:4: cannot decode \"-017\" as !!int: illegal integer number \"-017\""
+    );
+    assert_eq!(
+        y("a: 1__0\n"),
+        "error: 1:4: cannot decode \"1__0\" as !!int: illegal '_' in number"
+    );
+    assert_eq!(
+        y("a: !!int 1.5\n"),
+        "error: 1:10: cannot decode \"1.5\" as !!int: not a literal number"
+    );
+    assert_eq!(y("-0: x\n"), "error: 1:1: invalid label -0");
+    assert_eq!(y("? [1]\n: x\n"), "error: 1:3: invalid map key: !!seq");
+    assert_eq!(
+        y("%YAML 1.2\n---\na: 1\n"),
+        "error: found incompatible YAML document"
+    );
 }
 
 #[test]
