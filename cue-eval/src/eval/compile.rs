@@ -24,8 +24,11 @@ enum Binding {
     Field(Label),
     /// A let, or a comprehension variable, held as an arc of this scope's frame.
     Let(Label, Rc<str>),
-    /// `X` in `a: X=v`.
-    Value,
+    /// `X` in `a: X=v`, or a field's alias bound inside its value; with the position of the
+    /// alias when it must be referred to (see [`Compiler::check_unused`]).
+    Value(Option<u32>),
+    /// `X` in `X=a: v`, bound in the enclosing struct: the field, and the alias's position.
+    FieldAlias(Label, u32),
     /// `X` in `[X=p]: v`.
     LabelAlias,
     /// `K` in `label~(K,V): v` (the `aliasv2` experiment): the field's name, a constant.
@@ -278,6 +281,9 @@ fn compile_files(
             aliasv2: file_has_experiment(f, "aliasv2"),
             literals: Default::default(),
             used_imports: Default::default(),
+            check_unused: check_imports,
+            used_lets: Default::default(),
+            used_aliases: Default::default(),
         };
         // The file scope: this file's imports, lets and aliases, then the package's fields.
         let mut names = HashMap::default();
@@ -298,9 +304,13 @@ fn compile_files(
             }
         }
         let lazy = deferred.get(i).copied().unwrap_or_default();
+        let errors = c.prog.errors.len();
         let id = c.struct_lit(&f.decls, f.span, Some((names, top.clone())), lazy);
         if check_imports {
             c.unused_imports(f);
+            // In the order of the file, as `cue` sorts them: an unused value alias is found
+            // when its field is compiled, an unused let when its whole struct is.
+            c.prog.errors[errors..].sort_by_key(|e| e.span.start);
         }
         out.push(id);
     }
@@ -375,6 +385,9 @@ pub fn compile_lazy(prog: &mut Program, id: ExprId, parsed: &ParsedLazy) {
                 aliasv2: sc.aliasv2,
                 literals: Default::default(),
                 used_imports: Default::default(),
+                check_unused: false,
+                used_lets: Default::default(),
+                used_aliases: Default::default(),
             };
             let value = c.value_with_alias(&f.value);
             prog.errors.truncate(errors);
@@ -430,7 +443,10 @@ fn collect_field_name(
             names.insert(Rc::from(name), Binding::Field(label));
         }
         if let Some(alias) = &field.alias {
-            names.insert(Rc::from(&*alias.name), Binding::Field(label));
+            names.insert(
+                Rc::from(&*alias.name),
+                Binding::FieldAlias(label, alias.span.start),
+            );
         }
         // `label~X` binds X to the field; `label~(K,V)` binds K to its name and V to the field.
         if let Some(pa) = &field.postfix_alias {
@@ -462,6 +478,14 @@ struct Compiler<'p, 'a> {
     literals: rustc_hash::FxHashMap<&'a str, ExprId>,
     /// The imports an identifier of this file resolved to.
     used_imports: rustc_hash::FxHashSet<u32>,
+    /// Whether a let or alias nothing refers to is an error (`unreferenced alias or let
+    /// clause X`, as `cue` reports it): set where every reference of the file is compiled
+    /// now, not where fields are compiled when first used.
+    check_unused: bool,
+    /// The lets an identifier resolved to (while `check_unused`).
+    used_lets: rustc_hash::FxHashSet<Label>,
+    /// The aliases, by the position of their name, an identifier resolved to.
+    used_aliases: rustc_hash::FxHashSet<u32>,
 }
 
 /// Whether a file carries `@experiment(name)` (possibly among other experiments).
@@ -494,6 +518,39 @@ impl<'a> Compiler<'_, 'a> {
                 self.err(spec.span, msg);
             }
         }
+    }
+
+    /// Reports the lets (`labels`, one per `let` of `decls`) and field aliases of a struct
+    /// literal that nothing referred to.
+    fn unused_in_struct(&mut self, decls: &[ast::Decl], labels: &[Label]) {
+        let mut labels = labels.iter();
+        for d in decls {
+            match d {
+                ast::Decl::Let(l) => {
+                    if let Some(label) = labels.next()
+                        && !self.used_lets.contains(label)
+                        && &*l.ident.name != "_"
+                    {
+                        let msg = format!("unreferenced alias or let clause {}", l.ident.name);
+                        self.err(l.span, msg);
+                    }
+                }
+                ast::Decl::Field(f) => {
+                    if let Some(a) = &f.alias
+                        && &*a.name != "_"
+                        && !self.used_aliases.contains(&a.span.start)
+                    {
+                        self.unreferenced(a);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn unreferenced(&mut self, alias: &ast::Ident) {
+        let msg = format!("unreferenced alias or let clause {}", alias.name);
+        self.err(alias.span, msg);
     }
 
     fn err(&mut self, span: Span, msg: impl Into<String>) -> ExprId {
@@ -544,6 +601,10 @@ impl<'a> Compiler<'_, 'a> {
                 } else {
                     Binding::Let(label, name.clone())
                 };
+                if matches!(binding, Binding::Block) {
+                    // Refers to its own struct: never looked up as a let.
+                    self.used_lets.insert(label);
+                }
                 self.scopes.last_mut().unwrap().names.insert(name, binding);
                 let_labels.push(label);
             }
@@ -554,6 +615,11 @@ impl<'a> Compiler<'_, 'a> {
         let mut has_embed = false;
         let mut has_regular = false;
         let mut has_member = false;
+        let checked_lets = if self.check_unused {
+            let_labels.clone()
+        } else {
+            Vec::new()
+        };
         let mut lets = let_labels.into_iter();
         // Every deferred field is merged in, in source order, so `has_lazy` says whether the
         // literal has any.
@@ -608,6 +674,9 @@ impl<'a> Compiler<'_, 'a> {
             let decl = self.deferred_field(scope, span.file, f);
             note(&decl);
             out.push(decl);
+        }
+        if self.check_unused {
+            self.unused_in_struct(decls, &checked_lets);
         }
         if !has_lazy {
             self.scopes.pop();
@@ -761,10 +830,16 @@ impl<'a> Compiler<'_, 'a> {
     fn value_with_alias(&mut self, e: &'a ast::Expr) -> ExprId {
         if let ast::Expr::Alias { ident, expr, .. } = e {
             let mut names = HashMap::default();
-            names.insert(Rc::from(&*ident.name), Binding::Value);
+            names.insert(
+                Rc::from(&*ident.name),
+                Binding::Value(Some(ident.span.start)),
+            );
             self.scopes.push(Scope::names(false, names));
             let id = self.expr(expr);
             self.scopes.pop();
+            if self.check_unused && !self.used_aliases.contains(&ident.span.start) {
+                self.unreferenced(ident);
+            }
             return id;
         }
         self.expr(e)
@@ -868,8 +943,26 @@ impl<'a> Compiler<'_, 'a> {
             if let Some(b) = found {
                 let e = match b.clone() {
                     Binding::Field(label) => Expr::FieldRef { up, label },
-                    Binding::Let(label, name) => Expr::LetRef { up, label, name },
-                    Binding::Value => Expr::ValueRef { up, lists },
+                    Binding::Let(label, name) => {
+                        if self.check_unused {
+                            self.used_lets.insert(label);
+                        }
+                        Expr::LetRef { up, label, name }
+                    }
+                    Binding::FieldAlias(label, at) => {
+                        if self.check_unused {
+                            self.used_aliases.insert(at);
+                        }
+                        Expr::FieldRef { up, label }
+                    }
+                    Binding::Value(at) => {
+                        if self.check_unused
+                            && let Some(at) = at
+                        {
+                            self.used_aliases.insert(at);
+                        }
+                        Expr::ValueRef { up, lists }
+                    }
                     Binding::LabelAlias => Expr::LabelRef { up },
                     Binding::Name(label) => Expr::Str(Rc::from(self.prog.labels.name(label))),
                     Binding::Block => Expr::ValueRef {
@@ -1266,7 +1359,7 @@ fn field_alias_in_value(f: &ast::Field, names: &mut HashMap<Rc<str>, Binding>) {
     if let Some(a) = &f.alias
         && &*a.name != "_"
     {
-        names.insert(Rc::from(&*a.name), Binding::Value);
+        names.insert(Rc::from(&*a.name), Binding::Value(Some(a.span.start)));
     }
 }
 
@@ -1279,7 +1372,7 @@ fn postfix_value_aliases(f: &ast::Field, names: &mut HashMap<Rc<str>, Binding>) 
         Some(second) => (Some(&pa.first), second),
     };
     if &*v.name != "_" {
-        names.insert(Rc::from(&*v.name), Binding::Value);
+        names.insert(Rc::from(&*v.name), Binding::Value(None));
     }
     if let Some(k) = k
         && &*k.name != "_"
